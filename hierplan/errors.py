@@ -1,0 +1,35 @@
+"""User-facing errors: each becomes one clear CLI line and an exit code (bugs stay ordinary exceptions)."""
+
+from __future__ import annotations
+
+
+class HierplanError(Exception):
+    """A problem the user can fix; the CLI prints the message, not a traceback."""
+
+    exit_code = 1
+
+
+class UsageError(HierplanError):
+    """Bad command-line input: unknown run id, empty task, bad option value."""
+
+    exit_code = 2
+
+
+class RunNotFoundError(UsageError):
+    """No run with that id in the chosen database."""
+
+
+class ModelNotFoundError(HierplanError):
+    """The requested model could not be located locally (and could not be downloaded)."""
+
+
+class ModelLoadError(HierplanError):
+    """The model was found but could not be loaded."""
+
+
+class DatabaseError(HierplanError):
+    """The run database cannot be opened, is locked, corrupted, or cannot be written."""
+
+
+class IsolationError(HierplanError):
+    """The sandbox cannot provide the isolation level that was required."""

@@ -1,0 +1,91 @@
+"""The plan and step-result models. State stores their ``model_dump()`` dicts (JSON-safe)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MIN_STEPS = 3
+MAX_STEPS = 8
+# Bounds keep a small model from rambling into max_new_tokens while writing a plan.
+MAX_GOAL_CHARS = 300
+MAX_ASSUMPTIONS = 6
+MAX_ASSUMPTION_CHARS = 200
+MAX_TITLE_CHARS = 80
+MAX_INSTRUCTION_CHARS = 500
+MAX_EXPECTED_CHARS = 240
+
+Tool = Literal["none", "llm", "python"]
+PlanSource = Literal["model", "retry", "fallback", "constrained"]
+
+
+class Step(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: int = Field(ge=1, le=MAX_STEPS)
+    title: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
+    instruction: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
+    tool: Tool
+    expected_output: str = Field(default="", max_length=MAX_EXPECTED_CHARS)
+    depends_on: list[int] | None = Field(
+        default=None,
+        description="Ids of earlier steps whose results this step needs; null means all earlier steps.",
+    )
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
+    assumptions: list[str] = Field(default_factory=list, max_length=MAX_ASSUMPTIONS)
+    steps: list[Step] = Field(min_length=MIN_STEPS, max_length=MAX_STEPS)
+
+    @model_validator(mode="after")
+    def _ids_in_order(self) -> "Plan":
+        for index, step in enumerate(self.steps, start=1):
+            if step.id != index:
+                raise ValueError(f"step ids must be 1..{len(self.steps)} in order; got {step.id} at position {index}")
+            for dep in step.depends_on or []:
+                if not 1 <= dep < step.id:
+                    raise ValueError(f"step {step.id} depends on {dep}, which is not an earlier step")
+        for text in self.assumptions:
+            if len(text) > MAX_ASSUMPTION_CHARS:
+                raise ValueError(f"assumption longer than {MAX_ASSUMPTION_CHARS} characters")
+        return self
+
+
+class ModelCall(BaseModel):
+    """One model call: what it cost."""
+
+    node: str
+    prompt_tokens: int | None = None
+    generated_tokens: int | None = None
+    seconds: float
+
+
+class CodeAttempt(BaseModel):
+    """One attempt of a Python step: the code and what running it gave."""
+
+    code: str
+    ok: bool
+    stdout: str = ""
+    error: str | None = None
+    exit_reason: str | None = None
+
+
+class StepResult(BaseModel):
+    step_id: int
+    title: str
+    tool: Tool
+    output: str
+    ok: bool
+    error: str | None = None
+    code: str | None = None
+    stdout: str | None = None
+    attempts: list[CodeAttempt] = Field(default_factory=list)
+    calls: list[ModelCall] = Field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_state(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

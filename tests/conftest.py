@@ -1,0 +1,37 @@
+"""Test isolation: user directories in tmp, and a guard that fails any real model load unless marked."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def model_cache_dir(tmp_path_factory):
+    """One converted-model cache for the whole session, so real-model tests convert the GGUF once."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(tmp_path, monkeypatch, model_cache_dir):
+    monkeypatch.setenv("HIERPLAN_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("HIERPLAN_CACHE_DIR", str(model_cache_dir))
+    monkeypatch.delenv("HIERPLAN_DB", raising=False)
+    monkeypatch.delenv("HIERPLAN_MODEL", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _guard_real_model_loads(request, monkeypatch):
+    """Every weight load goes through hierplan.models.loader._from_pretrained; refuse it unless marked."""
+    if request.node.get_closest_marker("real_model"):
+        return
+    from hierplan.models import loader
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(
+            f"{request.node.nodeid} tried to load real model weights; use a fake chat model "
+            "or mark the test @pytest.mark.real_model"
+        )
+
+    monkeypatch.setattr(loader, "_from_pretrained", refuse)
