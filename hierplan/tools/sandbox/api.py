@@ -1,0 +1,188 @@
+"""``run_python``: run model-written code under every isolation layer the machine supports."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import tempfile
+import threading
+import warnings
+from collections.abc import Iterable
+from typing import Literal
+
+from hierplan.errors import IsolationError
+
+from . import bwrap as bw
+from . import runner
+from .launcher import MARKER, SETUP_FAILED
+from .limits import SandboxLimits
+from .probe import probe
+from .pyenv import ensure_site_dir, python_layout, read_paths
+from .result import ALL_LAYERS, LEVEL_LAYERS, LEVEL_ORDER, ExecutionResult, level_of
+
+LAUNCHER = os.path.join(bw.LIB_DIR, "launcher.py")
+#: Layers that are always applied (they cost nothing and need no kernel support).
+ALWAYS = frozenset({"rlimits", "env"})
+_UID_BASE, _UID_SPAN = 1_900_000_000, 100_000_000
+_warned: set[str] = set()
+_warn_lock = threading.Lock()
+
+
+class SandboxSetupError(IsolationError):
+    """A layer the probe reported as available failed to apply in the child."""
+
+
+def _warn_missing(layer: str, reason: str) -> None:
+    with _warn_lock:
+        if layer in _warned:
+            return
+        _warned.add(layer)
+    warnings.warn(f"hierplan sandbox: layer '{layer}' is not available: {reason}", RuntimeWarning, stacklevel=3)
+
+
+def plan_layers(layers: Iterable[str] | None = None) -> tuple[set[str], dict[str, str]]:
+    """(layers to apply, {wanted but unavailable layer: reason})."""
+    p = probe()
+    wanted = set(ALL_LAYERS) if layers is None else set(layers)
+    unknown = wanted - set(ALL_LAYERS)
+    if unknown:
+        raise ValueError(f"unknown sandbox layers: {sorted(unknown)}; known: {list(ALL_LAYERS)}")
+    wanted = (wanted | ALWAYS) - (p.disabled - ALWAYS)
+    use, missing = set(ALWAYS), {}
+    for name in ("bwrap", "landlock", "seccomp"):
+        if name in wanted:
+            if p.available[name]:
+                use.add(name)
+            else:
+                missing[name] = p.reasons[name]
+    if "uid" in wanted:
+        if not p.root or "bwrap" in use or p.uid_without_bwrap:
+            use.add("uid")
+        else:
+            missing["uid"] = p.reasons["uid"] if not p.available["uid"] else (
+                "running as root and the interpreter is only reachable by an unprivileged uid under bwrap")
+    return use, missing
+
+
+def _check_files(files: dict[str, str | bytes]) -> None:
+    for name, content in files.items():
+        norm = os.path.normpath(name)
+        if not name or os.path.isabs(name) or norm.startswith("..") or norm == ".":
+            raise ValueError(f"sandbox file name must be relative and inside the scratch dir: {name!r}")
+        if not isinstance(content, (str, bytes)):
+            raise TypeError(f"sandbox file {name!r} must be str or bytes, not {type(content).__name__}")
+
+
+def _write_files(root: str, files: dict[str, str | bytes], owner: int | None, group: int | None = None) -> None:
+    for name, content in files.items():
+        path = os.path.join(root, os.path.normpath(name))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(content.encode() if isinstance(content, str) else content)
+    if owner is not None:
+        for dirpath, dirs, names in os.walk(root):
+            os.chown(dirpath, owner, owner if group is None else group)
+            for n in names:
+                os.chown(os.path.join(dirpath, n), owner, owner if group is None else group)
+
+
+def run_python(code: str, *, limits: SandboxLimits | None = None, files: dict[str, str | bytes] | None = None,
+               require_isolation: Literal["none", "basic", "full"] | None = None,
+               layers: Iterable[str] | None = None) -> ExecutionResult:
+    """Run ``code`` in a fresh, isolated interpreter and return what happened.
+
+    ``layers`` (tests, benchmarks) restricts the layers tried; by default all that the machine
+    supports. A missing layer is warned about once per process; ``require_isolation`` raises
+    :class:`IsolationError` if the resulting level is lower than asked.
+    """
+    if not isinstance(code, str):
+        raise TypeError(f"code must be str, not {type(code).__name__}")
+    if require_isolation is not None and require_isolation not in LEVEL_ORDER:
+        raise ValueError(f"require_isolation must be one of {LEVEL_ORDER}, not {require_isolation!r}")
+    limits = limits or SandboxLimits()
+    files = dict(files or {})
+    _check_files(files)
+    use, missing = plan_layers(layers)
+    level = level_of(use)
+    if require_isolation and LEVEL_ORDER.index(level) < LEVEL_ORDER.index(require_isolation):
+        lacking = sorted(LEVEL_LAYERS[require_isolation] - use)
+        detail = "; ".join(f"{n}: {missing.get(n, 'not requested')}" for n in lacking)
+        raise IsolationError(f"sandbox isolation '{require_isolation}' required but only '{level}' is "
+                             f"available ({detail})")
+    if layers is None:
+        for name, reason in missing.items():
+            _warn_missing(name, reason)
+    return _run(code, limits, files, use, level)
+
+
+def _run(code: str, limits: SandboxLimits, files: dict[str, str | bytes], use: set[str], level: str) -> ExecutionResult:
+    p = probe()
+    layout = python_layout()
+    site = ensure_site_dir(layout)
+    use_bwrap = "bwrap" in use
+    uid = _UID_BASE + random.randrange(_UID_SPAN) if ("uid" in use and p.root) else None
+    staging = tempfile.mkdtemp(prefix="hierplan-sbx-")
+    host_scratch = None if use_bwrap else tempfile.mkdtemp(prefix="hierplan-scratch-")
+    try:
+        code_path = os.path.join(staging, "code.py")
+        with open(code_path, "w", encoding="utf-8") as f:
+            f.write(code)
+        inner_staging = bw.STAGING if use_bwrap else staging
+        scratch = bw.SCRATCH if use_bwrap else host_scratch
+        if use_bwrap:
+            _write_files(os.path.join(staging, "files"), files, None)
+        else:
+            _write_files(host_scratch, files, uid)
+            if uid is not None:
+                os.chown(host_scratch, uid, uid)
+        rl = {
+            "RLIMIT_CPU": [limits.cpu_seconds, limits.cpu_seconds + 1],
+            "RLIMIT_AS": [limits.memory_bytes, limits.memory_bytes],
+            "RLIMIT_FSIZE": [limits.file_size, limits.file_size],
+            "RLIMIT_NOFILE": [limits.max_open_files, limits.max_open_files],
+            "RLIMIT_CORE": [0, 0],
+        }
+        if "uid" in use:
+            rl["RLIMIT_NPROC"] = [limits.max_processes, limits.max_processes]
+        cfg = {
+            "code": os.path.join(inner_staging, "code.py"),
+            "lib_dir": bw.LIB_DIR,
+            "scratch": scratch,
+            "copy_files_from": os.path.join(inner_staging, "files") if use_bwrap and files else None,
+            "sys_path": [site],
+            "rlimits": rl,
+            "setuid": [uid, uid] if uid is not None else None,
+            "landlock": {"read": read_paths(layout), "write": [scratch, "/dev/null"]} if "landlock" in use else None,
+            "seccomp": {"allow_unix_sockets": use_bwrap} if "seccomp" in use else None,
+        }
+        with open(os.path.join(staging, "config.json"), "w", encoding="utf-8") as f:
+            json.dump(cfg, f)
+        if uid is not None:
+            # The launcher reads config/code as root without CAP_DAC_OVERRIDE (group 0) and the
+            # files after the uid drop (owner); other host users get nothing.
+            _write_files(staging, {}, uid, 0)
+            os.chmod(staging, 0o750)
+        cmd = [layout.executable, "-I", "-S", LAUNCHER, os.path.join(inner_staging, "config.json")]
+        argv = bw.build_args(p.bwrap_path, layout, root=p.root, scratch_bytes=limits.scratch_bytes,
+                             staging=staging, command=cmd) if use_bwrap else cmd
+        raw = runner.execute(argv, env=runner.child_env(scratch), cwd=scratch if host_scratch else "/",
+                             limits=limits)
+        if uid is not None and not use_bwrap:
+            runner.sweep_uid(uid)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if host_scratch:
+            shutil.rmtree(host_scratch, ignore_errors=True)
+    stderr = raw.stderr.decode("utf-8", errors="replace")
+    if use_bwrap and raw.returncode != 0 and stderr.startswith("bwrap: "):
+        raise SandboxSetupError(f"bwrap failed: {stderr.strip().splitlines()[0]}")
+    if raw.returncode in (SETUP_FAILED, 128 + SETUP_FAILED) and MARKER in stderr:
+        raise SandboxSetupError(stderr[stderr.index(MARKER) + len(MARKER):].strip().splitlines()[0])
+    reason, error, rc = runner.classify(raw, limits, signal_from_exit=use_bwrap)
+    return ExecutionResult(
+        ok=reason == "ok", stdout=raw.stdout.decode("utf-8", errors="replace"), stderr=stderr, error=error,
+        exit_reason=reason, returncode=rc, duration_s=round(raw.duration_s, 4),
+        isolation=[n for n in ALL_LAYERS if n in use], level=level,
+    )

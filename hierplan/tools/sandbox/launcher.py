@@ -1,0 +1,91 @@
+"""Runs inside the sandboxed child, before the user's code: applies the in-process layers.
+
+Started as ``python -I -S launcher.py CONFIG``. Standard library only (it cannot import
+hierplan). Order: rlimits, uid drop, scratch files, Landlock, seccomp, then ``exec`` of the
+code in a fresh ``__main__`` namespace, so every restriction is in force before any user byte
+runs (``import ctypes`` in user code then meets the filters already installed).
+"""
+
+import json
+import os
+import resource
+import sys
+
+SETUP_FAILED = 125
+MARKER = "hierplan-sandbox-setup-failed: "
+
+
+def _load(lib_dir, name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_hierplan_sbx_" + name, os.path.join(lib_dir, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _setup(cfg):
+    with open(cfg["code"], encoding="utf-8") as f:
+        code = f.read()
+    landlock = _load(cfg["lib_dir"], "landlock") if cfg.get("landlock") else None
+    seccomp = _load(cfg["lib_dir"], "seccomp") if cfg.get("seccomp") else None
+    if seccomp is not None:
+        seccomp.load_library()  # dlopen before Landlock narrows what can be read
+    for name, (soft, hard) in cfg.get("rlimits", {}).items():
+        resource.setrlimit(getattr(resource, name), (soft, hard))
+    if cfg.get("setuid"):
+        uid, gid = cfg["setuid"]
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        if os.getuid() != uid or os.geteuid() != uid:
+            raise OSError("uid drop did not take effect")
+    os.chdir(cfg["scratch"])
+    src = cfg.get("copy_files_from")
+    if src:
+        for root, dirs, names in os.walk(src):
+            rel = os.path.relpath(root, src)
+            dest = os.path.normpath(os.path.join(cfg["scratch"], rel))
+            os.makedirs(dest, exist_ok=True)
+            for n in names:
+                with open(os.path.join(root, n), "rb") as fi, open(os.path.join(dest, n), "wb") as fo:
+                    fo.write(fi.read())
+    if landlock is not None:
+        landlock.apply(cfg["landlock"]["read"], cfg["landlock"]["write"])
+    if seccomp is not None:
+        seccomp.apply(allow_unix_sockets=cfg["seccomp"]["allow_unix_sockets"])
+    return code
+
+
+def main():
+    try:
+        with open(sys.argv[1], encoding="utf-8") as f:
+            cfg = json.load(f)
+        code = _setup(cfg)
+    except BaseException as exc:  # noqa: BLE001 - any setup failure aborts before user code
+        sys.stderr.write(MARKER + f"{type(exc).__name__}: {exc}\n")
+        sys.stderr.flush()
+        os._exit(SETUP_FAILED)
+    import linecache
+    import traceback
+
+    filename = "<code>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    sys.path.extend(cfg["sys_path"])
+    sys.argv[:] = [filename]
+    sys.dont_write_bytecode = True
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
+    del cfg
+    try:
+        exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - the purpose
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+        traceback.print_exception(type(exc), exc, tb)
+        sys.stderr.flush()
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Process spawn, wall-clock timeout, capped concurrent output capture, process cleanup."""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from .limits import SandboxLimits
+
+#: Environment of the child: nothing of the agent's own environment is passed on.
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+}
+DRAIN_S = 0.5  # after the main process ends, how long to wait for stragglers to close the pipes
+_MEMORY_LINE = re.compile(r"^[\w.]*MemoryError\b")
+
+
+def child_env(scratch: str) -> dict[str, str]:
+    return {**BASE_ENV, "HOME": scratch, "TMPDIR": scratch}
+
+
+@dataclass
+class Raw:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    truncated: bool
+    killed_by_us: bool
+    duration_s: float
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def uid_processes(uid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+def sweep_uid(uid: int) -> None:
+    """Kill every process left under the per-run ``uid`` (escaped its group, e.g. via setsid).
+
+    ``kill -9 -1`` run *as that uid* reaches all of them atomically, even ones forking."""
+    kill = shutil.which("kill")
+    for _ in range(5):
+        if not uid_processes(uid):
+            return
+        if kill:
+            subprocess.run([kill, "-9", "-1"], user=uid, group=uid, extra_groups=[], env={},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        else:  # pragma: no cover
+            for pid in uid_processes(uid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        time.sleep(0.02)
+
+
+def execute(argv: list[str], *, env: dict[str, str], cwd: str, limits: SandboxLimits) -> Raw:
+    """Run ``argv`` in a new session; read stdout/stderr together until EOF, the cap or the timeout."""
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, cwd=cwd, close_fds=True, start_new_session=True)
+    pgid = proc.pid
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    bufs = {out_fd: bytearray(), err_fd: bytearray()}
+    cap = limits.output_bytes
+    timed_out = truncated = killed = False
+    deadline = start + limits.wall_seconds
+    drain_until: float | None = None
+    sel = selectors.DefaultSelector()
+    for f in (proc.stdout, proc.stderr):
+        os.set_blocking(f.fileno(), False)
+        sel.register(f.fileno(), selectors.EVENT_READ)
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if drain_until is None and proc.poll() is not None:
+                _killpg(pgid)  # orphans left in the group
+                drain_until = now + DRAIN_S
+            limit_at = drain_until if drain_until is not None else deadline
+            if now >= limit_at:
+                if drain_until is None:
+                    timed_out = killed = True
+                    _killpg(pgid)
+                    proc.wait()
+                    drain_until = time.monotonic() + DRAIN_S
+                    continue
+                break  # something escaped and holds the pipe: stop reading
+            for key, _ in sel.select(timeout=min(limit_at - now, 0.05)):
+                fd = key.fd
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    sel.unregister(fd)
+                    continue
+                buf = bufs[fd]
+                room = cap - len(buf)
+                if len(data) > room:
+                    buf += data[:max(room, 0)]
+                    if not truncated:
+                        truncated = killed = True
+                        _killpg(pgid)
+                else:
+                    buf += data
+        rc = proc.wait()
+    finally:
+        sel.close()
+        _killpg(pgid)
+        for f in (proc.stdout, proc.stderr):
+            f.close()
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait()
+    return Raw(rc, bytes(bufs[out_fd]), bytes(bufs[err_fd]), timed_out, truncated, killed,
+               time.monotonic() - start)
+
+
+def _tail(text: str, lines: int = 4, chars: int = 1500) -> str:
+    kept = [ln for ln in text.strip().splitlines() if ln.strip()][-lines:]
+    return "\n".join(kept)[-chars:]
+
+
+def classify(raw: Raw, limits: SandboxLimits, *, signal_from_exit: bool) -> tuple[str, str | None, int]:
+    """(exit_reason, error, returncode). Signals are reported as negative return codes; under
+    bwrap the child's "killed by N" arrives as exit status 128+N (``signal_from_exit``)."""
+    rc = raw.returncode
+    if signal_from_exit and 128 < rc <= 128 + 64:
+        rc = -(rc - 128)
+    stderr = raw.stderr.decode("utf-8", errors="replace")
+    if raw.timed_out:
+        return "timeout", f"timed out after {limits.wall_seconds:g} s", rc
+    if raw.truncated:
+        return "output_truncated", f"output exceeded {limits.output_bytes} bytes; the run was stopped", rc
+    if rc == 0:
+        return "ok", None, rc
+    last = _tail(stderr, 1)
+    if _MEMORY_LINE.match(last):
+        return "memory", f"out of memory (limit {limits.memory_bytes} bytes): {_tail(stderr, 2)}", rc
+    if rc == -signal.SIGXCPU or (rc == -signal.SIGKILL and "MemoryError" not in stderr and raw.duration_s >= limits.cpu_seconds):
+        return "timeout", f"CPU time limit of {limits.cpu_seconds} s exceeded", rc
+    if rc < 0:
+        name = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
+        if rc in (-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGABRT) and "MemoryError" in stderr:
+            return "memory", f"out of memory (limit {limits.memory_bytes} bytes)", rc
+        return "killed", f"killed by {name}", rc
+    return "error", _tail(stderr) or f"exited with status {rc}", rc
