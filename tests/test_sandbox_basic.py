@@ -1,0 +1,187 @@
+"""The Python sandbox for ordinary code: results, files, errors, limits, levels, status, CLI."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import threading
+import warnings
+
+import pytest
+
+from hierplan.errors import IsolationError
+from hierplan.tools import ExecutionResult, SandboxLimits, run_python, sandbox_status
+from hierplan.tools.sandbox import api
+from hierplan.tools.sandbox.probe import probe
+from hierplan.tools.sandbox.runner import BASE_ENV
+
+HAVE_BWRAP = probe().available["bwrap"]
+needs_bwrap = pytest.mark.skipif(not HAVE_BWRAP, reason=f"bwrap unavailable: {probe().reasons['bwrap']}")
+
+
+def test_numpy_pandas_and_printing():
+    code = """
+import math, json, statistics
+import numpy as np
+import pandas as pd
+df = pd.DataFrame({"x": np.arange(10), "y": np.arange(10) ** 2})
+print(json.dumps({"sum_y": int(df.y.sum()), "mean": statistics.mean(range(5)), "pi": round(math.pi, 3)}))
+print(df.describe().loc["max", "y"])
+print("héllo ✓")
+"""
+    res = run_python(code)
+    assert isinstance(res, ExecutionResult)
+    assert res.ok and res.exit_reason == "ok" and res.returncode == 0 and res.error is None
+    lines = res.stdout.splitlines()
+    assert json.loads(lines[0]) == {"sum_y": 285, "mean": 2, "pi": 3.142}
+    assert lines[1] == "81.0" and lines[2] == "héllo ✓"
+    assert res.duration_s > 0
+    assert {"rlimits", "env"} <= set(res.isolation)
+
+
+def test_files_are_written_into_the_cwd():
+    res = run_python("import os\nprint(open('data.csv').read().strip())\nprint(open('sub/b.bin','rb').read())\n"
+                     "open('out.txt','w').write('ok'); print(sorted(os.listdir('.')))",
+                     files={"data.csv": "a,b\n1,2\n", "sub/b.bin": b"\x00\x01"})
+    assert res.ok, res.error
+    assert res.stdout.splitlines() == ["a,b", "1,2", "b'\\x00\\x01'", "['data.csv', 'out.txt', 'sub']"]
+
+
+@pytest.mark.parametrize("name", ["/etc/x", "../x", "a/../../x", "", "."])
+def test_file_names_must_stay_in_scratch(name):
+    with pytest.raises(ValueError):
+        run_python("pass", files={name: "x"})
+
+
+def test_code_must_be_text():
+    with pytest.raises(TypeError):
+        run_python(b"print(1)")  # type: ignore[arg-type]
+
+
+def test_exception_is_a_result_not_a_raise():
+    res = run_python("def f():\n    return 1 / 0\nf()")
+    assert not res.ok and res.exit_reason == "error" and res.returncode == 1
+    assert res.error.splitlines()[-1] == "ZeroDivisionError: division by zero"
+    assert "launcher" not in res.stderr  # the traceback shows only the user's frames
+    assert "return 1 / 0" in res.stderr
+
+
+def test_sys_exit_codes():
+    assert run_python("import sys; sys.exit(0)").exit_reason == "ok"
+    res = run_python("import sys; sys.exit(3)")
+    assert res.exit_reason == "error" and res.returncode == 3
+
+
+def test_environment_is_an_allow_list(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
+    res = run_python("import os, json; print(json.dumps(dict(os.environ)))")
+    env = json.loads(res.stdout)
+    assert set(env) - {"PWD"} == set(BASE_ENV) | {"HOME", "TMPDIR"}  # bwrap sets PWD
+    assert env["OPENBLAS_NUM_THREADS"] == "1"
+
+
+def test_only_allowed_packages_import():
+    res = run_python("import torch")
+    assert res.exit_reason == "error" and "ModuleNotFoundError" in res.error
+
+
+def test_file_size_limit():
+    res = run_python("open('big', 'wb').write(b'x' * (2 << 20))", limits=SandboxLimits(file_size=1 << 20))
+    assert res.exit_reason == "error" and "File too large" in res.error
+
+
+@needs_bwrap
+def test_scratch_is_size_limited_under_bwrap():
+    res = run_python("open('big', 'wb').write(b'x' * (4 << 20))",
+                     limits=SandboxLimits(scratch_bytes=1 << 20, file_size=64 << 20))
+    assert res.exit_reason == "error" and "No space left" in res.error
+
+
+def test_limits_are_validated():
+    with pytest.raises(ValueError):
+        SandboxLimits(wall_seconds=0)
+    assert SandboxLimits().memory_bytes == 1 << 30 and SandboxLimits().output_bytes == 1 << 20
+
+
+def test_concurrent_runs():
+    results: list[ExecutionResult] = []
+    threads = [threading.Thread(target=lambda i=i: results.append(run_python(f"print({i} * 2)"))) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.stdout for r in results) == ["0\n", "2\n", "4\n", "6\n"]
+
+
+@needs_bwrap
+def test_full_level_when_available():
+    if probe().available["landlock"] and probe().available["seccomp"]:
+        res = run_python("print(1)", require_isolation="full")
+        assert res.level == "full" and set(res.isolation) == {"bwrap", "landlock", "seccomp", "rlimits", "uid", "env"}
+
+
+def test_requiring_more_than_requested_layers_raises():
+    with pytest.raises(IsolationError, match="'full' required"):
+        run_python("print(1)", layers=["rlimits", "env"], require_isolation="full")
+    assert run_python("print(1)", layers=["rlimits", "env"], require_isolation="none").level == "none"
+
+
+@pytest.fixture
+def no_bwrap(monkeypatch):
+    """Pretend bwrap is missing on this machine."""
+    real = probe()
+    fake = dataclasses.replace(real, available={**real.available, "bwrap": False},
+                               reasons={**real.reasons, "bwrap": "bwrap not found on PATH (test)"})
+    monkeypatch.setattr(api, "probe", lambda: fake)
+    monkeypatch.setattr("hierplan.tools.sandbox.status.probe", lambda: fake)
+    monkeypatch.setattr(api, "_warned", set())
+    return fake
+
+
+def test_missing_layer_warns_once_and_full_raises(no_bwrap):
+    with pytest.warns(RuntimeWarning) as record:
+        res = run_python("print(1)")
+    messages = [str(w.message) for w in record]
+    assert any("'bwrap' is not available: bwrap not found on PATH" in m for m in messages), messages
+    assert res.ok and "bwrap" not in res.isolation and res.level != "full"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_python("print(2)")  # second time: no warning
+    with pytest.raises(IsolationError, match="bwrap: bwrap not found"):
+        run_python("print(1)", require_isolation="full")
+
+
+def test_status_lists_every_layer():
+    st = sandbox_status()
+    assert [entry.name for entry in st.layers] == ["bwrap", "landlock", "seccomp", "rlimits", "uid", "env"]
+    assert st.layer("rlimits").active and st.layer("env").active
+    for entry in st.layers:
+        assert entry.active or entry.reason, entry
+
+
+def _cli(argv):
+    from hierplan.cli import sandbox_cmd
+
+    parser = argparse.ArgumentParser(prog="hierplan")
+    sandbox_cmd.add_parser(parser.add_subparsers())
+    ns = parser.parse_args(argv)
+    return ns.func(ns)
+
+
+def test_cli_json(capsys):
+    assert _cli(["sandbox", "--json", "--require-isolation", "none"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["level"] in ("none", "basic", "full") and len(data["layers"]) == 6
+
+
+def test_cli_table(capsys):
+    assert _cli(["sandbox"]) == 0
+    out = capsys.readouterr().out
+    assert "landlock" in out and "seccomp" in out
+
+
+def test_cli_require_isolation_fails_with_one_line(no_bwrap, capsys):
+    assert _cli(["sandbox", "--json", "--require-isolation", "full"]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("error: sandbox isolation 'full' is not available") and "bwrap" in out[-1]
