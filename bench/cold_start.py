@@ -1,0 +1,144 @@
+"""Cold start: process start -> first generated token through load_chat_model, empty cache vs cached.
+
+Each measurement is a fresh subprocess that times itself from its own process start (Linux
+/proc/self/stat start time) to the return of a 1-token ``chat.invoke``. Run 1 uses an empty
+HIERPLAN_CACHE_DIR (the GGUF is converted); the following runs find the cache.
+
+    python bench/cold_start.py [--runs 5] [--model PATH_OR_ID] [--no-write]
+
+Writes the ``## Cold start`` section of docs/benchmarks.md unless --no-write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+
+
+def machine_line() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        import torch
+
+        versions = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+        import transformers
+
+        versions += f", transformers {transformers.__version__}"
+    except ImportError:
+        versions = ""
+    try:
+        load = "load avg at end %.2f" % os.getloadavg()[0]
+    except OSError:
+        load = ""
+    parts = [cpu, f"{os.cpu_count()} cores", versions, load, time.strftime("%Y-%m-%d %H:%M %Z")]
+    return "; ".join(p for p in parts if p)
+
+
+def write_section(title: str, body: str) -> None:
+    """Replace (or append) the `## {title}` section, leaving every other section untouched."""
+    text = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# Benchmarks\n"
+    section = f"## {title}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(title)}[ \t]*\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip() + "\n"
+    else:
+        text = text.rstrip() + "\n\n" + section
+    BENCHMARKS.parent.mkdir(parents=True, exist_ok=True)
+    BENCHMARKS.write_text(text)
+    print(f"updated ## {title} in {BENCHMARKS}")
+
+
+
+CHILD = r"""
+import json, os, time
+def since_process_start():
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return time.time() - float(os.environ["BENCH_SPAWNED_AT"])
+t_main = since_process_start()
+from langchain_core.messages import HumanMessage
+from hierplan.models import load_chat_model
+chat = load_chat_model(os.environ.get("BENCH_MODEL") or None)
+t_loaded = since_process_start()
+reply = chat.invoke([HumanMessage("What is 2+3?")], pipeline_kwargs={"max_new_tokens": 1, "do_sample": False})
+t_first = since_process_start()
+info = chat.metadata["hierplan_model"]
+print("BENCH " + json.dumps({"interpreter": t_main, "loaded": t_loaded, "first_token": t_first,
+      "source": info["source"], "dtype": info["dtype"], "reply": reply.content}))
+"""
+
+
+def run_child(cache_dir: str, model: str | None) -> dict:
+
+    env = {**os.environ, "HIERPLAN_CACHE_DIR": cache_dir, "HF_HUB_OFFLINE": "1", "BENCH_SPAWNED_AT": str(time.time())}
+    if model:
+        env["BENCH_MODEL"] = model
+    done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=False)
+    for line in done.stdout.splitlines():
+        if line.startswith("BENCH "):
+            return json.loads(line[6:])
+    raise SystemExit(f"child failed (rc={done.returncode}):\n{done.stderr[-3000:]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="cached runs (median reported)")
+    parser.add_argument("--model", default=None, help="model (default: embedded SmolLM2 GGUF)")
+    parser.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="hierplan-bench-cache-") as cache:
+        first = run_child(cache, args.model)
+        print(f"first run (empty cache): {first}", flush=True)
+        cached = []
+        for i in range(args.runs):
+            cached.append(run_child(cache, args.model))
+            print(f"cached run {i + 1}: {cached[-1]}", flush=True)
+    med = {k: statistics.median(r[k] for r in cached) for k in ("interpreter", "loaded", "first_token")}
+    best = min(r["first_token"] for r in cached)
+    target = "met" if med["first_token"] <= 3.0 else "NOT met"
+    print(f"cached median first token {med['first_token']:.2f} s (best {best:.2f} s), target <= 3 s {target}")
+    if args.no_write:
+        return
+    body = f"""Process start to first generated token (`load_chat_model()` + 1-token `chat.invoke`), each a fresh
+subprocess timing itself from its own start; model: {args.model or 'embedded SmolLM2-135M-Instruct Q4_1 GGUF'}.
+
+Command: `python bench/cold_start.py --runs {args.runs}`
+Machine: {machine_line()}
+
+| run | cache source | dtype | interpreter up | model loaded | first token |
+| --- | --- | --- | ---: | ---: | ---: |
+| first (empty cache) | {first['source']} | {first['dtype']} | {first['interpreter']:.2f} s | {first['loaded']:.2f} s | {first['first_token']:.2f} s |
+| cached, median of {args.runs} | {cached[0]['source']} | {cached[0]['dtype']} | {med['interpreter']:.2f} s | {med['loaded']:.2f} s | **{med['first_token']:.2f} s** |
+| cached, best | | | | | {best:.2f} s |
+
+Target: cached first token <= 3 s: **{target}**.
+"""
+    write_section("Cold start", body)
+
+
+if __name__ == "__main__":
+    main()

