@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import random
 import shutil
@@ -157,14 +157,14 @@ def _run(code: str, limits: SandboxLimits, files: dict[str, str | bytes], use: s
             "landlock": {"read": read_paths(layout), "write": [scratch, "/dev/null"]} if "landlock" in use else None,
             "seccomp": {"allow_unix_sockets": use_bwrap} if "seccomp" in use else None,
         }
-        with open(os.path.join(staging, "config.json"), "w", encoding="utf-8") as f:
-            json.dump(cfg, f)
+        with open(os.path.join(staging, "config.bin"), "wb") as f:
+            marshal.dump(cfg, f)
         if uid is not None:
             # The launcher reads config/code as root without CAP_DAC_OVERRIDE (group 0) and the
             # files after the uid drop (owner); other host users get nothing.
             _write_files(staging, {}, uid, 0)
             os.chmod(staging, 0o750)
-        cmd = [layout.executable, "-I", "-S", LAUNCHER, os.path.join(inner_staging, "config.json")]
+        cmd = [layout.executable, "-I", "-S", LAUNCHER, os.path.join(inner_staging, "config.bin")]
         argv = bw.build_args(p.bwrap_path, layout, root=p.root, scratch_bytes=limits.scratch_bytes,
                              staging=staging, command=cmd) if use_bwrap else cmd
         raw = runner.execute(argv, env=runner.child_env(scratch), cwd=scratch if host_scratch else "/",

@@ -6,7 +6,7 @@ code in a fresh ``__main__`` namespace, so every restriction is in force before 
 runs (``import ctypes`` in user code then meets the filters already installed).
 """
 
-import json
+import marshal
 import os
 import resource
 import sys
@@ -15,13 +15,18 @@ SETUP_FAILED = 125
 MARKER = "hierplan-sandbox-setup-failed: "
 
 
-def _load(lib_dir, name):
-    import importlib.util
+class _Module:
+    def __init__(self, ns):
+        self.__dict__.update(ns)
 
-    spec = importlib.util.spec_from_file_location("_hierplan_sbx_" + name, os.path.join(lib_dir, name + ".py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+
+def _load(lib_dir, name):
+    # exec the file directly: importlib.util would cost several ms of imports per run
+    path = os.path.join(lib_dir, name + ".py")
+    with open(path, encoding="utf-8") as f:
+        ns = {"__name__": "_hierplan_sbx_" + name, "__file__": path}
+        exec(compile(f.read(), path, "exec"), ns)  # noqa: S102 - our own module
+    return _Module(ns)
 
 
 def _setup(cfg):
@@ -59,18 +64,14 @@ def _setup(cfg):
 
 def main():
     try:
-        with open(sys.argv[1], encoding="utf-8") as f:
-            cfg = json.load(f)
+        with open(sys.argv[1], "rb") as f:
+            cfg = marshal.load(f)  # marshal: no import cost, unlike json (re, enum, ...)
         code = _setup(cfg)
     except BaseException as exc:  # noqa: BLE001 - any setup failure aborts before user code
         sys.stderr.write(MARKER + f"{type(exc).__name__}: {exc}\n")
         sys.stderr.flush()
         os._exit(SETUP_FAILED)
-    import linecache
-    import traceback
-
     filename = "<code>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     sys.path.extend(cfg["sys_path"])
     sys.argv[:] = [filename]
     sys.dont_write_bytecode = True
@@ -81,6 +82,10 @@ def main():
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: BLE001
+        import linecache
+        import traceback
+
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
         traceback.print_exception(type(exc), exc, tb)
         sys.stderr.flush()
