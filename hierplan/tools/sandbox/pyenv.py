@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.metadata as md
 import os
 import re
+import shutil
 import stat
 import sys
 import sysconfig
@@ -102,8 +104,9 @@ def ensure_site_dir(layout: PythonLayout) -> str:
         os.chmod(tmp, 0o755)
         try:
             os.rename(tmp, d)
+            atexit.register(shutil.rmtree, d, True)
         except OSError:
-            pass  # another thread won
+            shutil.rmtree(tmp, ignore_errors=True)  # another thread won
     return d
 
 
