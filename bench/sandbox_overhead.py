@@ -31,17 +31,20 @@ COMBOS = [
 ]
 
 
-def measure(layers, runs: int) -> tuple[float, float, list[str]]:
-    run_python("print(1)", layers=layers)  # warm-up (probe, page cache)
-    times = []
-    applied: list[str] = []
+def measure_all(combos, runs: int) -> dict[str, tuple[float, float, list[str]]]:
+    """Round-robin over the combinations so background load hits every one alike."""
+    times: dict[str, list[float]] = {name: [] for name, _ in combos}
+    applied: dict[str, list[str]] = {}
+    for name, layers in combos:
+        run_python("print(1)", layers=layers)  # warm-up (probe, page cache)
     for _ in range(runs):
-        t = time.perf_counter()
-        res = run_python("print(1)", layers=layers)
-        times.append(time.perf_counter() - t)
-        assert res.ok and res.stdout == "1\n", res
-        applied = res.isolation
-    return statistics.median(times) * 1000, max(times) * 1000, applied
+        for name, layers in combos:
+            t = time.perf_counter()
+            res = run_python("print(1)", layers=layers)
+            times[name].append(time.perf_counter() - t)
+            assert res.ok and res.stdout == "1\n", res
+            applied[name] = res.isolation
+    return {n: (statistics.median(v) * 1000, max(v) * 1000, applied[n]) for n, v in times.items()}
 
 
 def machine() -> str:
@@ -51,13 +54,15 @@ def machine() -> str:
         mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
     except (OSError, AttributeError):
         pass
-    return f"{os.cpu_count()} cores{mem}, Linux {platform.release()}, Python {platform.python_version()}"
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"{os.cpu_count()} cores{mem}, Linux {platform.release()}, Python {platform.python_version()}, "
+            f"load average at the end {load}")
 
 
 def render(rows, runs: int) -> str:
     lines = [HEADING, "",
              f"Command: `python bench/sandbox_overhead.py --runs {runs}` — median wall time of one "
-             f"`run_python(\"print(1)\")` call (spawn to result), {runs} runs after one warm-up.",
+             f"`run_python(\"print(1)\")` call (spawn to result), {runs} rounds, round-robin over the combinations, after one warm-up each.",
              f"Machine: {machine()}. Date: {dt.date.today().isoformat()}. Target: ≤ 60 ms with every layer.", "",
              "| layers requested | layers applied | median ms | max ms |", "|---|---|---:|---:|"]
     for name, applied, med, mx in rows:
@@ -81,13 +86,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = ap.parse_args()
-    rows = []
+    combos = []
     for name, layers in COMBOS:
-        use, missing = plan_layers(layers)
+        missing = plan_layers(layers)[1]
         if missing:
             print(f"skip {name}: {missing}")
-            continue
-        med, mx, applied = measure(layers, args.runs)
+        else:
+            combos.append((name, layers))
+    rows = []
+    for name, (med, mx, applied) in measure_all(combos, args.runs).items():
         rows.append((name, applied, med, mx))
         print(f"{name:24s} {med:7.1f} ms (max {mx:.1f})  [{', '.join(applied)}]")
     text = render(rows, args.runs)

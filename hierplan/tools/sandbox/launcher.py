@@ -15,18 +15,16 @@ SETUP_FAILED = 125
 MARKER = "hierplan-sandbox-setup-failed: "
 
 
-class _Module:
-    def __init__(self, ns):
-        self.__dict__.update(ns)
-
-
 def _load(lib_dir, name):
-    # exec the file directly: importlib.util would cost several ms of imports per run
-    path = os.path.join(lib_dir, name + ".py")
-    with open(path, encoding="utf-8") as f:
-        ns = {"__name__": "_hierplan_sbx_" + name, "__file__": path}
-        exec(compile(f.read(), path, "exec"), ns)  # noqa: S102 - our own module
-    return _Module(ns)
+    # A plain import from lib_dir reuses the __pycache__ the parent wrote (compiling the
+    # source on every run would cost milliseconds); the names leave sys.modules afterwards.
+    sys.path.insert(0, lib_dir)
+    try:
+        __import__(name)
+        return sys.modules.pop(name)
+    finally:
+        sys.path.remove(lib_dir)
+        sys.path_importer_cache.pop(lib_dir, None)
 
 
 def _setup(cfg):
