@@ -1,0 +1,27 @@
+"""hierplan: a local hierarchical planner agent on LangGraph.
+
+Exports are lazy so that ``import hierplan`` (and ``hierplan --help``) never imports torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["build_graph", "load_chat_model", "open_checkpointer", "SamplingConfig", "Sampling", "__version__"]
+
+_EXPORTS = {
+    "build_graph": "hierplan.graph.builder",
+    "load_chat_model": "hierplan.models.loader",
+    "open_checkpointer": "hierplan.store",
+    "SamplingConfig": "hierplan.config",
+    "Sampling": "hierplan.config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'hierplan' has no attribute {name!r}")

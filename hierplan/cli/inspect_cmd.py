@@ -1,0 +1,147 @@
+"""`hierplan runs`, `hierplan show` and `hierplan graph`: read-only, and none of them imports torch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from hierplan.config import default_db_path
+from hierplan.errors import UsageError
+from hierplan.store import RunStore, check_run_id
+
+
+def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("runs", parents=[parent], help="list runs: id, status, started, task")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("show", parents=[parent], help="show a run: plan, each step's output, final answer")
+    p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("--json", action="store_true", help="print the run's state as JSON")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("graph", parents=[parent], help="draw the agent's graph")
+    p.add_argument("--format", choices=["mermaid", "ascii"], default="mermaid")
+    p.add_argument("--png", metavar="FILE", help="also render a PNG locally (needs Graphviz + pygraphviz)")
+    p.set_defaults(func=cmd_graph)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    runs = RunStore.open(args.db or default_db_path()).list()
+    if args.json:
+        print(json.dumps([r.as_json() for r in runs], ensure_ascii=False))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "status", "started", "task", box=None)
+    for r in runs:
+        row = r.as_json()
+        table.add_row(r.id, r.status, row["started"].replace("T", " "), _one_line(r.task, 70))
+    Console(highlight=False).print(table if runs else "no runs yet; start one with: hierplan run TASK")
+    return 0
+
+
+def run_state(db: str, run_id: str) -> tuple[Any, dict[str, Any]]:
+    """The run's record and its latest checkpointed state values (empty before the first checkpoint)."""
+    from hierplan.store import open_checkpointer
+
+    record = RunStore.open(db).get(check_run_id(run_id))
+    saver = open_checkpointer(db)
+    tup = saver.get_tuple({"configurable": {"thread_id": record.id}})
+    return record, dict(tup.checkpoint["channel_values"]) if tup else {}
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    record, values = run_state(args.db or default_db_path(), args.run_id)
+    if args.json:
+        print(json.dumps({"run": record.as_json(), "state": values}, ensure_ascii=False, default=str))
+        return 0
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
+    if record.error:
+        console.print(f"[red]error:[/red] {record.error}", markup=True)
+    plan = values.get("plan")
+    if not plan:
+        console.print("no plan yet")
+        return 0
+    console.rule(f"Plan ({values.get('plan_source')})")
+    console.print(f"Goal: {plan['goal']}", markup=False)
+    results = {r["step_id"]: r for r in values.get("results") or []}
+    for step in plan["steps"]:
+        r = results.get(step["id"])
+        status = "pending" if r is None else ("ok" if r["ok"] else "FAILED")
+        console.rule(f"Step {step['id']} [{step['tool']}] {step['title']}: {status}", style="dim")
+        if r:
+            if r.get("code"):
+                console.print(r["code"], markup=False, style="cyan")
+            console.print(r["output"], markup=False)
+    if values.get("final"):
+        console.rule("Final answer")
+        console.print(values["final"], markup=False)
+    console.rule("Model calls", style="dim")
+    console.print(format_calls(values), markup=False)
+    return 0
+
+
+def format_calls(values: dict[str, Any]) -> str:
+    """Tokens and seconds per node and in total."""
+    calls = list(values.get("calls") or [])
+    for r in values.get("results") or []:
+        calls.extend(r.get("calls") or [])
+    totals: dict[str, list[float]] = {}
+    for c in calls:
+        t = totals.setdefault(c["node"], [0, 0, 0, 0.0])
+        t[0] += 1
+        t[1] += c.get("prompt_tokens") or 0
+        t[2] += c.get("generated_tokens") or 0
+        t[3] += c["seconds"]
+    lines = [f"{'node':<12} {'calls':>5} {'prompt tok':>10} {'gen tok':>8} {'seconds':>8}"]
+    for node, (n, p, g, s) in totals.items():
+        lines.append(f"{node:<12} {n:>5} {p:>10} {g:>8} {s:>8.1f}")
+    n, p, g, s = (sum(t[i] for t in totals.values()) for i in range(4))
+    lines.append(f"{'total':<12} {n:>5} {p:>10} {g:>8} {s:>8.1f}")
+    return "\n".join(lines)
+
+
+def drawable_graph():
+    """The graph's shape, without a model: nodes are built but never run."""
+    from hierplan.config import SamplingConfig
+    from hierplan.graph.builder import wire
+
+    return wire(None, SamplingConfig()).compile(name="hierplan").get_graph()
+
+
+def ascii_drawing(graph) -> str:
+    """grandalf cannot lay out self-loops, so they are drawn as a note under the picture."""
+    from langchain_core.runnables.graph import Graph
+
+    loops = sorted(e.source for e in graph.edges if e.source == e.target)
+    drawable = Graph(nodes=dict(graph.nodes), edges=[e for e in graph.edges if e.source != e.target])
+    note = "".join(f"\n({node} also routes back to itself for the next step)" for node in loops)
+    return drawable.draw_ascii() + note
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    graph = drawable_graph()
+    if args.format == "ascii":
+        print(ascii_drawing(graph))
+    else:
+        print(graph.draw_mermaid(with_styles=False))
+    if args.png:
+        try:
+            data = graph.draw_png()  # pygraphviz + Graphviz: rendered locally, never by a web service
+        except ImportError as exc:
+            raise UsageError("--png needs Graphviz and pygraphviz: apt-get install graphviz libgraphviz-dev && "
+                             "pip install pygraphviz") from exc
+        Path(args.png).write_bytes(data)
+    return 0
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,59 @@
+"""The `hierplan` command. Only argparse at import time: heavy modules load inside the commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hierplan import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from hierplan.cli import inspect_cmd, run_cmd, sandbox_cmd
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="PATH",
+                        help="run database (default: $HIERPLAN_DB or runs.sqlite in the state directory; "
+                             "':memory:' for none)")
+    common.add_argument("--debug", action="store_true", help="show tracebacks")
+
+    parser = argparse.ArgumentParser(
+        prog="hierplan", description="A local hierarchical planner agent: plan a task, run each step with an "
+                                     "LLM or sandboxed Python, write one answer; every step is saved.")
+    parser.add_argument("--version", action="version", version=f"hierplan {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    run_cmd.add_parsers(sub, common)
+    inspect_cmd.add_parsers(sub, common)
+    sandbox = sandbox_cmd.add_parser(sub)
+    for action in common._actions:  # --db and --debug on every command, as on the others
+        sandbox._add_action(action)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
+        from hierplan.errors import HierplanError
+
+        if getattr(args, "debug", False):
+            raise
+        if isinstance(exc, HierplanError):
+            print(f"hierplan: error: {one_line(str(exc))}", file=sys.stderr)
+            return exc.exit_code
+        print(f"hierplan: error: {type(exc).__name__}: {one_line(str(exc))} (run again with --debug for the traceback)",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("hierplan: interrupted", file=sys.stderr)
+        return 130
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""What a run prints: the plan, each step as it completes, the final answer; or JSON events, one per line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+
+class JsonReporter:
+    """One JSON object per line on stdout, for other programs."""
+
+    def __init__(self, out: TextIO | None = None):
+        self.out = out or sys.stdout
+
+    def emit(self, event: str, **fields: Any) -> None:
+        self.out.write(json.dumps({"event": event, **fields}, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def status(self, text: str) -> None:
+        pass
+
+    def run_started(self, run_id: str, task: str, resumed: bool = False) -> None:
+        self.emit("run_started", run_id=run_id, task=task, resumed=resumed)
+
+    def update(self, node: str, update: dict[str, Any]) -> None:
+        if node == "planner":
+            self.emit("plan", plan=update["plan"], source=update["plan_source"],
+                      failures=len(update.get("plan_failures") or []))
+        elif node in ("python_step", "llm_step"):
+            for result in update.get("results") or []:
+                self.emit("step_finished", **result)
+        elif node == "aggregator":
+            self.emit("final", final=update["final"])
+
+    def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
+        self.emit("run_finished", run_id=run_id, status=status, final=final, error=error)
+
+    def close(self) -> None:
+        pass
+
+
+class HumanReporter:
+    """The original tutorial's verbose output, with a progress line on stderr while the model works."""
+
+    def __init__(self, out: TextIO | None = None):
+        from rich.console import Console
+
+        self.console = Console(file=out or sys.stdout, highlight=False)
+        self.err = Console(stderr=True)
+        self._status = self.err.status("starting") if self.err.is_terminal else None
+        if self._status:
+            self._status.start()
+        self.plan: dict[str, Any] | None = None
+        self.done: set[int] = set()
+
+    def status(self, text: str) -> None:
+        if self._status:
+            self._status.update(text)
+
+    def run_started(self, run_id: str, task: str, resumed: bool = False) -> None:
+        verb = "Resuming" if resumed else "Run"
+        self.console.print(f"[bold]{verb} {run_id}[/bold]: {task}")
+        self.status("planning")
+
+    def update(self, node: str, update: dict[str, Any]) -> None:
+        if node == "planner":
+            self.plan = update["plan"]
+            self._print_plan(update)
+        elif node in ("python_step", "llm_step"):
+            for result in update.get("results") or []:
+                self.done.add(result["step_id"])
+                self._print_step(result)
+        elif node == "aggregator":
+            self.console.rule("Final answer")
+            self.console.print(update["final"], markup=False)
+        self._update_progress()
+
+    def _update_progress(self) -> None:
+        if not self.plan:
+            return
+        pending = [s for s in self.plan["steps"] if s["id"] not in self.done]
+        total = len(self.plan["steps"])
+        if pending:
+            step = pending[0]
+            self.status(f"step {step['id']}/{total} [{step['tool']}]: {step['title']}")
+        else:
+            self.status("writing the final answer")
+
+    def _print_plan(self, update: dict[str, Any]) -> None:
+        plan = update["plan"]
+        self.console.rule(f"Plan ({update['plan_source']})")
+        if update["plan_source"] == "fallback":
+            self.console.print("[yellow]The model gave no valid plan; using the fixed fallback plan.[/yellow]")
+        self.console.print(f"[bold]Goal:[/bold] {plan['goal']}", markup=True)
+        for assumption in plan["assumptions"]:
+            self.console.print(f"  - {assumption}", markup=False)
+        for step in plan["steps"]:
+            self.console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
+
+    def _print_step(self, result: dict[str, Any]) -> None:
+        mark = "[green]ok[/green]" if result["ok"] else "[red]FAILED[/red]"
+        self.console.rule(f"Step {result['step_id']} [{result['tool']}] {result['title']}", style="dim")
+        self.console.print(f"{mark} in {result['seconds']:.1f} s")
+        if result.get("code"):
+            self.console.print(result["code"], markup=False, style="cyan")
+        self.console.print(result["output"], markup=False)
+
+    def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
+        self.close()
+        if status == "done":
+            self.err.print(f"[dim]run {run_id} done; see it again with: hierplan show {run_id}[/dim]")
+
+    def close(self) -> None:
+        if self._status:
+            self._status.stop()
+            self._status = None
+
+
+def make_reporter(as_json: bool):
+    return JsonReporter() if as_json else HumanReporter()

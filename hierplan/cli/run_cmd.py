@@ -1,0 +1,152 @@
+"""`hierplan run`, `hierplan demo` and `hierplan resume`: execute the graph with live output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hierplan.config import SamplingConfig, default_db_path
+from hierplan.errors import HierplanError, UsageError
+from hierplan.store import RunStore, check_run_id
+
+DEMO_TASK = (
+    "Write a practical, lightweight checklist for launching a small multi-agent logistics system in Python: "
+    "one planner agent, two executor agents (one for routing, one for inventory) and a memory store of "
+    "past decisions. Keep it simple enough for a small team to ship in a week."
+)
+MAX_TASK_CHARS = 20_000
+
+
+class RunFailed(HierplanError):
+    """A node raised (the model failed, say); the run is saved and can be resumed."""
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="HF model id, model folder or .gguf file (default: $HIERPLAN_MODEL or the "
+                                   "embedded SmolLM2-135M-Instruct)")
+    p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available, else cpu")
+    p.add_argument("--quantize", choices=["4bit", "none"], help="CUDA only; default 4bit, falling back to none")
+    p.add_argument("--max-new-tokens", type=int, help="cap on generated tokens per model call")
+    p.add_argument("--temperature", type=float, help="override every node's temperature (0 = greedy)")
+    p.add_argument("--seed", type=int, help="make the run reproducible")
+    p.add_argument("--no-constrain", action="store_true", help="plan without the JSON grammar constraint")
+    p.add_argument("--json", action="store_true", help="print one JSON event per line instead of text")
+
+
+def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("run", parents=[parent], help="plan and run a task")
+    p.add_argument("task", nargs="?", help="the task; omitted: asked for interactively (or read from stdin)")
+    p.add_argument("--run-id", help="name the run (default: a random 8-character id)")
+    add_model_options(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("demo", parents=[parent], help="run the demo task (a logistics multi-agent checklist)")
+    add_model_options(p)
+    p.set_defaults(func=cmd_demo, task=DEMO_TASK, run_id=None)
+
+    p = sub.add_parser("resume", parents=[parent], help="continue an interrupted run where it stopped")
+    p.add_argument("run_id", metavar="RUN_ID")
+    add_model_options(p)
+    p.set_defaults(func=cmd_resume)
+
+
+def read_task(task: str | None) -> str:
+    if task is None:
+        if sys.stdin.isatty():
+            task = input("Enter your task: ")
+        else:
+            raw = sys.stdin.buffer.read()
+            try:
+                task = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UsageError(f"the task on stdin is not valid UTF-8 (byte {exc.start})") from exc
+    task = task.strip()
+    if not task:
+        raise UsageError("the task is empty")
+    if len(task) > MAX_TASK_CHARS:
+        raise UsageError(f"the task is {len(task):,} characters; the limit is {MAX_TASK_CHARS:,}")
+    return task
+
+
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: getattr(args, k) for k in ("model", "device", "quantize", "max_new_tokens", "temperature",
+                                          "seed", "no_constrain")}
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    task = read_task(args.task)
+    db = args.db or default_db_path()
+    store = RunStore.open(db)
+    options = model_options(args)
+    run_id = store.create(task, options, args.run_id)
+    return execute(run_id, {"task": task}, options, db, store, args, resumed=False)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    return cmd_run(args)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    db = args.db or default_db_path()
+    store = RunStore.open(db)
+    record = store.get(check_run_id(args.run_id))
+    if record.status == "running":
+        raise UsageError(f"run {record.id} is still running (pid {record.pid}); wait for it or stop it first")
+    # Options given now override what the run started with (e.g. a different --model).
+    options = {**record.options, **{k: v for k, v in model_options(args).items() if v not in (None, False)}}
+    store.set_status(record.id, "running")
+    return execute(record.id, None, options, db, store, args, resumed=True, task=record.task)
+
+
+def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: str, store: RunStore,
+            args: argparse.Namespace, *, resumed: bool, task: str | None = None) -> int:
+    from hierplan.cli.output import make_reporter
+
+    reporter = make_reporter(args.json)
+    reporter.run_started(run_id, task or graph_input["task"], resumed=resumed)
+    try:
+        graph = build_for_cli(options, db, reporter)
+        config = {"configurable": {"thread_id": run_id}}
+        if resumed and graph.get_state(config).created_at is None:
+            graph_input = {"task": task}  # interrupted before the first checkpoint: start over
+        for chunk in graph.stream(graph_input, config, stream_mode="updates"):
+            for node, update in chunk.items():
+                if update:
+                    reporter.update(node, update)
+        final = graph.get_state(config).values.get("final")
+    except KeyboardInterrupt:
+        reporter.close()
+        store.set_status(run_id, "interrupted")
+        reporter.run_finished(run_id, "interrupted", error="interrupted by the user")
+        print(f"interrupted; continue with: hierplan resume {run_id}", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        reporter.close()
+        error = f"{type(exc).__name__}: {exc}"
+        store.set_status(run_id, "failed", error=error)
+        reporter.run_finished(run_id, "failed", error=error)
+        if args.debug:
+            raise
+        raise RunFailed(f"run {run_id} failed: {error}; what finished is saved, continue with: "
+                        f"hierplan resume {run_id}") from exc
+    store.set_status(run_id, "done")
+    reporter.run_finished(run_id, "done", final=final)
+    return 0
+
+
+def build_for_cli(options: dict[str, Any], db: str, reporter) -> Any:
+    from hierplan.graph.builder import build_graph
+    from hierplan.models import load_chat_model
+    from hierplan.store import open_checkpointer
+
+    reporter.status("loading the model")
+    kwargs = {k: options[k] for k in ("device", "quantize") if options.get(k)}
+    if options.get("max_new_tokens"):
+        kwargs["max_new_tokens"] = options["max_new_tokens"]
+    model = load_chat_model(options.get("model"), **kwargs)
+    sampling = SamplingConfig().with_overrides(temperature=options.get("temperature"),
+                                               max_new_tokens=options.get("max_new_tokens"),
+                                               seed=options.get("seed"))
+    reporter.status("planning")
+    return build_graph(model, open_checkpointer(db), sampling=sampling, constrain=not options.get("no_constrain"))

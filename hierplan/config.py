@@ -1,0 +1,72 @@
+"""Named limits and defaults, and where hierplan keeps its files."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+# Context handed to later nodes, as the original tutorial truncated it.
+STEP_CONTEXT_CHARS = 1500
+AGGREGATOR_CONTEXT_CHARS = 2500
+
+# Token budgets per node (the seed spent up to 650 + 700 per step + 900).
+PLANNER_MAX_NEW_TOKENS = 650
+STEP_MAX_NEW_TOKENS = 700
+AGGREGATOR_MAX_NEW_TOKENS = 900
+
+# LangGraph's recursion limit counts supersteps: planner + steps + aggregator, with room to spare.
+RECURSION_LIMIT = 64
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling for one kind of node. Defaults are the original tutorial's."""
+
+    temperature: float = 0.2
+    top_p: float = 0.9
+    repetition_penalty: float = 1.05
+    max_new_tokens: int = STEP_MAX_NEW_TOKENS
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """Per-node sampling: 0.2 for planner, code and aggregator, 0.3 for LLM steps."""
+
+    planner: Sampling = Sampling(temperature=0.2, max_new_tokens=PLANNER_MAX_NEW_TOKENS)
+    code: Sampling = Sampling(temperature=0.2, max_new_tokens=STEP_MAX_NEW_TOKENS)
+    llm_step: Sampling = Sampling(temperature=0.3, max_new_tokens=STEP_MAX_NEW_TOKENS)
+    aggregator: Sampling = Sampling(temperature=0.2, max_new_tokens=AGGREGATOR_MAX_NEW_TOKENS)
+    seed: int | None = None
+
+    def with_overrides(self, *, temperature: float | None = None, top_p: float | None = None,
+                       max_new_tokens: int | None = None, seed: int | None = None) -> "SamplingConfig":
+        """Apply one CLI-level override to every node (None leaves a field as it is)."""
+
+        def adjust(s: Sampling) -> Sampling:
+            changes = {k: v for k, v in (("temperature", temperature), ("top_p", top_p),
+                                         ("max_new_tokens", max_new_tokens)) if v is not None}
+            return replace(s, **changes)
+
+        return SamplingConfig(
+            planner=adjust(self.planner), code=adjust(self.code),
+            llm_step=adjust(self.llm_step), aggregator=adjust(self.aggregator),
+            seed=self.seed if seed is None else seed,
+        )
+
+
+def state_dir() -> Path:
+    """Where runs are kept: $HIERPLAN_STATE_DIR, else $XDG_STATE_HOME/hierplan, else ~/.local/state/hierplan."""
+    if env := os.environ.get("HIERPLAN_STATE_DIR"):
+        return Path(env)
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "hierplan"
+
+
+def default_db_path() -> str:
+    """$HIERPLAN_DB, else runs.sqlite in the state directory."""
+    return os.environ.get("HIERPLAN_DB") or str(state_dir() / "runs.sqlite")

@@ -1,0 +1,30 @@
+"""The aggregator node: one final answer from the task, the plan and every step's result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from hierplan.config import AGGREGATOR_CONTEXT_CHARS, SamplingConfig
+from hierplan.nodes import prompts
+from hierplan.nodes.context import format_results
+from hierplan.nodes.model_call import invoke_model
+
+
+def aggregator_messages(state: dict[str, Any]) -> list:
+    user = prompts.AGGREGATOR_USER.format(
+        task=state["task"], goal=state["plan"]["goal"],
+        results=format_results(state.get("results") or [], limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)",
+    )
+    return [SystemMessage(prompts.AGGREGATOR_SYSTEM), HumanMessage(user)]
+
+
+def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
+    def aggregator(state: dict[str, Any]) -> dict[str, Any]:
+        text, call = invoke_model(model, aggregator_messages(state), sampling.aggregator, node="aggregator",
+                                  seed=sampling.seed)
+        return {"final": text.strip(), "calls": [call.model_dump()]}
+
+    return aggregator

@@ -1,0 +1,46 @@
+"""The LLM step node: answer one plan step from the goal, assumptions and earlier results."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from hierplan.config import SamplingConfig
+from hierplan.nodes import prompts
+from hierplan.nodes.context import format_results, next_step, prior_results
+from hierplan.nodes.model_call import invoke_model
+from hierplan.schema import StepResult
+
+
+def step_messages(state: dict[str, Any], step: dict[str, Any]) -> list:
+    plan = state["plan"]
+    context = format_results(prior_results(state, step))
+    system = prompts.STEP_SYSTEM.format(goal=plan["goal"], assumptions="; ".join(plan["assumptions"]) or "none")
+    user = prompts.STEP_USER.format(
+        context=prompts.CONTEXT_HEADER + context + "\n\n" if context else "",
+        step_id=step["id"], title=step["title"], instruction=step["instruction"],
+        expected_output=step.get("expected_output") or "a concise answer",
+    )
+    return [SystemMessage(system), HumanMessage(user)]
+
+
+def make_llm_step(model: BaseChatModel, sampling: SamplingConfig):
+    def llm_step(state: dict[str, Any]) -> dict[str, Any]:
+        step = next_step(state)
+        if step is None:
+            raise RuntimeError("llm_step was routed to with every step already done")
+        start = time.perf_counter()
+        text, call = invoke_model(model, step_messages(state, step), sampling.llm_step, node="llm_step",
+                                  seed=sampling.seed, seed_key=(step["id"],))
+        output = text.strip()
+        result = StepResult(
+            step_id=step["id"], title=step["title"], tool=step["tool"], output=output,
+            ok=bool(output), error=None if output else "the model returned an empty answer",
+            calls=[call], seconds=round(time.perf_counter() - start, 3),
+        )
+        return {"results": [result.as_state()]}
+
+    return llm_step

@@ -1,0 +1,92 @@
+"""The planner node: task -> validated plan, by constrained decoding, parsing, a strict retry, or a fallback."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import ValidationError
+
+from hierplan.config import SamplingConfig
+from hierplan.nodes import prompts
+from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
+from hierplan.nodes.model_call import invoke_model
+from hierplan.schema import MAX_GOAL_CHARS, Plan, Step
+
+# The constraint for the planner's generation: kwargs for the pipeline, or None where no grammar applies.
+ConstraintFactory = Callable[[BaseChatModel], dict[str, Any] | None]
+
+
+def fallback_plan(task: str) -> Plan:
+    """The original tutorial's fixed plan: analyse, execute, refine, all LLM steps."""
+    goal = task.strip()[:MAX_GOAL_CHARS] or "Complete the task"
+    return Plan(
+        goal=goal,
+        assumptions=["The model could not produce a valid plan; a generic three-step plan is used."],
+        steps=[
+            Step(id=1, title="Analyse the task", tool="llm",
+                 instruction="Identify the requirements, constraints and what a complete answer must contain.",
+                 expected_output="A short list of requirements and constraints."),
+            Step(id=2, title="Execute", tool="llm",
+                 instruction="Produce the main content or solution for the task, using the analysis.",
+                 expected_output="A draft answer that covers every requirement."),
+            Step(id=3, title="Refine", tool="llm",
+                 instruction="Check the draft against the requirements, fix errors and make it clear and complete.",
+                 expected_output="The refined answer."),
+        ],
+    )
+
+
+def parse_plan(text: str) -> Plan:
+    """Parse and validate a plan from model text; raises ValueError with a readable reason."""
+    data = extract_json_object(text)
+    for step in data.get("steps") or []:
+        if isinstance(step, dict) and isinstance(step.get("tool"), str):
+            step["tool"] = step["tool"].strip().lower()
+    return Plan.model_validate(data)
+
+
+def default_constraint(model: BaseChatModel) -> dict[str, Any] | None:
+    from hierplan.models.constrained import plan_constraint_kwargs
+
+    return plan_constraint_kwargs(model, schema_model=Plan)
+
+
+def make_planner(model: BaseChatModel, sampling: SamplingConfig,
+                 constraint: ConstraintFactory | None = default_constraint):
+    """Build the planner node. ``constraint=None`` turns grammar-constrained planning off."""
+
+    def planner(state: dict[str, Any]) -> dict[str, Any]:
+        task = state["task"]
+        failures: list[dict[str, Any]] = []
+        calls = []
+        user = HumanMessage(prompts.PLANNER_USER.format(task=task))
+        extra = constraint(model) if constraint else None
+        attempts = [
+            ("constrained" if extra is not None else "model", prompts.PLANNER_SYSTEM, sampling.planner, extra),
+            # The stricter retry runs at temperature 0, unconstrained, as the original did.
+            ("retry", prompts.PLANNER_RETRY_SYSTEM, replace(sampling.planner, temperature=0.0), None),
+        ]
+        for source, system, node_sampling, kwargs in attempts:
+            text, call = invoke_model(model, [SystemMessage(system), user], node_sampling, node="planner",
+                                      seed=sampling.seed, seed_key=(source,), extra_pipeline_kwargs=kwargs)
+            calls.append(call.model_dump())
+            try:
+                plan = parse_plan(text)
+            except (NoJSONFound, ValidationError, ValueError) as exc:
+                failures.append({"source": source, "raw": text, "error": _short_error(exc)})
+                continue
+            return {"plan": plan.model_dump(mode="json"), "plan_source": source,
+                    "plan_failures": failures, "calls": calls}
+        return {"plan": fallback_plan(task).model_dump(mode="json"), "plan_source": "fallback",
+                "plan_failures": failures, "calls": calls}
+
+    return planner
+
+
+def _short_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+    return str(exc)

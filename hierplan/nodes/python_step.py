@@ -1,0 +1,85 @@
+"""The Python step node: the model writes code, the sandbox runs it, errors go back to the model to repair."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from hierplan.config import SamplingConfig
+from hierplan.nodes import prompts
+from hierplan.nodes.context import next_step, truncate
+from hierplan.nodes.json_extract import strip_code_fences
+from hierplan.nodes.llm_step import step_messages
+from hierplan.nodes.model_call import invoke_model
+from hierplan.schema import CodeAttempt, StepResult
+
+# Repairs after the first attempt: a syntax error, an exception, a timeout or no output is shown to the
+# model with its code, and it tries again.
+MAX_CODE_REPAIRS = 2
+ERROR_CHARS_FOR_REPAIR = 1200
+
+# run_code(code) -> an object with ok, stdout, error and exit_reason (hierplan.tools.ExecutionResult).
+CodeRunner = Callable[[str], Any]
+
+
+def default_runner(code: str):
+    from hierplan.tools import run_python
+
+    return run_python(code)
+
+
+def check_code(code: str) -> CodeAttempt | None:
+    """A failed attempt when the code cannot even be compiled (so it never reaches the sandbox), else None."""
+    if not code.strip():
+        return CodeAttempt(code=code, ok=False, error="the reply contained no code", exit_reason="error")
+    try:
+        compile(code, "<step>", "exec")  # compiles only; nothing runs in this process
+    except SyntaxError as exc:
+        return CodeAttempt(code=code, ok=False, error=f"SyntaxError: {exc.msg} (line {exc.lineno})",
+                           exit_reason="syntax")
+    return None
+
+
+def run_attempt(code: str, run_code: CodeRunner) -> CodeAttempt:
+    if (failed := check_code(code)) is not None:
+        return failed
+    res = run_code(code)
+    ok = bool(res.ok) and bool(res.stdout.strip())
+    error = res.error if not res.ok else (None if ok else "the program printed nothing; print the result")
+    return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason)
+
+
+def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: CodeRunner = default_runner,
+                     max_repairs: int = MAX_CODE_REPAIRS):
+    def python_step(state: dict[str, Any]) -> dict[str, Any]:
+        step = next_step(state)
+        if step is None:
+            raise RuntimeError("python_step was routed to with every step already done")
+        start = time.perf_counter()
+        base = step_messages(state, step)
+        messages = [SystemMessage(prompts.CODE_SYSTEM.format(goal=state["plan"]["goal"])), base[1]]
+        attempts: list[CodeAttempt] = []
+        calls = []
+        for attempt_no in range(max_repairs + 1):
+            text, call = invoke_model(model, messages, sampling.code, node="python_step",
+                                      seed=sampling.seed, seed_key=(step["id"], attempt_no))
+            calls.append(call)
+            attempt = run_attempt(strip_code_fences(text), run_code)
+            attempts.append(attempt)
+            if attempt.ok:
+                break
+            messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
+                code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR)))]
+        last = attempts[-1]
+        result = StepResult(
+            step_id=step["id"], title=step["title"], tool=step["tool"],
+            output=last.stdout.strip() if last.ok else f"Python step failed: {last.error}",
+            ok=last.ok, error=None if last.ok else last.error, code=last.code, stdout=last.stdout,
+            attempts=attempts, calls=calls, seconds=round(time.perf_counter() - start, 3),
+        )
+        return {"results": [result.as_state()]}
+
+    return python_step

@@ -1,0 +1,83 @@
+"""A scripted fake chat model: replies chosen by which node is asking, every call recorded."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+
+from hierplan.nodes import prompts
+
+
+def node_of(messages: list[BaseMessage]) -> str:
+    """Which node sent these messages, read from its system prompt."""
+    system = messages[0].content
+    if system == prompts.PLANNER_SYSTEM:
+        return "planner"
+    if system == prompts.PLANNER_RETRY_SYSTEM:
+        return "planner_retry"
+    if system.startswith(prompts.CODE_SYSTEM.split("{")[0]):
+        return "python_step"
+    if system == prompts.AGGREGATOR_SYSTEM:
+        return "aggregator"
+    return "llm_step"
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replies come from per-node queues (str, or callable(messages) -> str); every call is recorded."""
+
+    script: dict[str, list[Any]] = Field(default_factory=dict)
+    default: dict[str, Any] = Field(default_factory=dict)
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake"
+
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs) -> ChatResult:
+        node = node_of(messages)
+        self.calls.append({"node": node, "messages": messages, "kwargs": kwargs})
+        queue = self.script.get(node) or []
+        reply = queue.pop(0) if queue else self.default.get(node, f"{node} reply {len(self.calls)}")
+        if isinstance(reply, BaseException):
+            raise reply
+        text = reply(messages) if callable(reply) else reply
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+    def count(self, node: str) -> int:
+        return sum(1 for c in self.calls if c["node"] == node)
+
+
+def plan_json(tools: list[str], goal: str = "Do the task", fenced: bool = False, prose: bool = False,
+              depends: dict[int, list[int]] | None = None) -> str:
+    steps = [{"id": i, "title": f"Step {i} ({tool})", "instruction": f"Do part {i}", "tool": tool,
+              "expected_output": f"result {i}", **({"depends_on": depends[i]} if depends and i in depends else {})}
+             for i, tool in enumerate(tools, start=1)]
+    text = json.dumps({"goal": goal, "assumptions": ["none"], "steps": steps})
+    if fenced:
+        text = f"Here is the plan:\n```json\n{text}\n```\nGood luck."
+    elif prose:
+        text = f"Sure! The plan is {text} and that is all."
+    return text
+
+
+class FakeExecution:
+    """What the sandbox returns, for tests of the node logic that do not need a real process."""
+
+    def __init__(self, ok: bool, stdout: str = "", error: str | None = None, exit_reason: str = "ok"):
+        self.ok, self.stdout, self.error, self.exit_reason = ok, stdout, error, exit_reason
+
+
+def scripted_runner(results: list[FakeExecution]) -> Callable[[str], FakeExecution]:
+    seen: list[str] = []
+
+    def run(code: str) -> FakeExecution:
+        seen.append(code)
+        return results.pop(0)
+
+    run.seen = seen  # type: ignore[attr-defined]
+    return run

@@ -1,0 +1,103 @@
+"""The planner's three unconstrained paths, the constrained path, and JSON extraction."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakes import ScriptedChatModel, plan_json
+from hierplan.config import SamplingConfig
+from hierplan.nodes import prompts
+from hierplan.nodes.json_extract import NoJSONFound, extract_json_object, strip_code_fences
+from hierplan.nodes.planner import make_planner, parse_plan
+
+
+def run_planner(replies: dict, constraint=None):
+    model = ScriptedChatModel(script=replies)
+    update = make_planner(model, SamplingConfig(), constraint)({"task": "Plan a picnic"})
+    return model, update
+
+
+@pytest.mark.parametrize("style", ["plain", "fenced", "prose"])
+def test_model_path_parses_fenced_inline_and_prose_json(style):
+    text = plan_json(["llm", "python", "none"], fenced=style == "fenced", prose=style == "prose")
+    model, update = run_planner({"planner": [text]})
+    assert update["plan_source"] == "model"
+    assert [s["tool"] for s in update["plan"]["steps"]] == ["llm", "python", "none"]
+    assert update["plan_failures"] == []
+    assert model.count("planner") == 1 and model.count("planner_retry") == 0
+
+
+def test_retry_path_uses_the_stricter_prompt_and_records_the_failed_text():
+    model, update = run_planner({"planner": ["I would first buy bread, then..."],
+                                 "planner_retry": [plan_json(["llm", "llm", "llm", "python"])]})
+    assert update["plan_source"] == "retry"
+    assert len(update["plan"]["steps"]) == 4
+    assert update["plan_failures"] == [{"source": "model", "raw": "I would first buy bread, then...",
+                                        "error": "no JSON object found in the model's reply"}]
+    assert model.calls[1]["messages"][0].content == prompts.PLANNER_RETRY_SYSTEM
+
+
+def test_fallback_after_two_failures_is_three_llm_steps():
+    too_few = plan_json(["llm", "llm"])  # valid JSON, but only 2 steps
+    model, update = run_planner({"planner": ["{broken"], "planner_retry": [too_few]})
+    assert update["plan_source"] == "fallback"
+    plan = update["plan"]
+    assert [s["title"] for s in plan["steps"]] == ["Analyse the task", "Execute", "Refine"]
+    assert {s["tool"] for s in plan["steps"]} == {"llm"}
+    assert plan["goal"] == "Plan a picnic"
+    assert [f["raw"] for f in update["plan_failures"]] == ["{broken", too_few]
+    assert "steps" in update["plan_failures"][1]["error"]
+
+
+def test_constrained_path_is_recorded_and_passes_the_constraint_kwargs():
+    seen = []
+
+    def constraint(model):
+        seen.append(model)
+        return {"logits_processor": "grammar"}
+
+    model, update = run_planner({"planner": [plan_json(["python", "llm", "llm"])]}, constraint)
+    assert update["plan_source"] == "constrained"
+    assert seen == [model]
+
+
+def test_constraint_factory_returning_none_means_the_plain_model_path():
+    _, update = run_planner({"planner": [plan_json(["llm"] * 3)]}, lambda m: None)
+    assert update["plan_source"] == "model"
+
+
+def test_planner_records_its_model_calls():
+    _, update = run_planner({"planner": ["nope"], "planner_retry": [plan_json(["llm"] * 3)]})
+    assert [c["node"] for c in update["calls"]] == ["planner", "planner"]
+
+
+@pytest.mark.parametrize("bad, reason", [
+    (plan_json(["llm"] * 9), "at most 8"),
+    (plan_json(["llm", "bash", "llm"]), "tool"),
+    ('{"goal": "g", "assumptions": [], "steps": [{"id": 2, "title": "a", "instruction": "b", "tool": "llm"},'
+     '{"id": 1, "title": "a", "instruction": "b", "tool": "llm"},{"id": 3, "title": "a", "instruction": "b",'
+     ' "tool": "llm"}]}', "in order"),
+    (plan_json(["llm"] * 3, depends={2: [3]}), "not an earlier step"),
+])
+def test_invalid_plans_are_rejected(bad, reason):
+    with pytest.raises(ValueError, match=reason):
+        parse_plan(bad)
+
+
+def test_tool_names_are_normalised():
+    plan = parse_plan(plan_json(["LLM", " Python ", "none"]))
+    assert [s.tool for s in plan.steps] == ["llm", "python", "none"]
+
+
+def test_extract_json_prefers_the_fenced_block_and_skips_braces_in_prose():
+    text = 'Use {curly} braces. ```json\n{"a": 1}\n``` and {"b": 2}'
+    assert extract_json_object(text) == {"a": 1}
+    assert extract_json_object('set {x} then {"b": 2} done') == {"b": 2}
+    with pytest.raises(NoJSONFound):
+        extract_json_object("no json [1, 2] here")
+
+
+def test_strip_code_fences():
+    assert strip_code_fences("Here:\n```python\nprint(1)\n```\nDone") == "print(1)"
+    assert strip_code_fences("print(2)") == "print(2)"
+    assert strip_code_fences("```\nx = 1\nprint(x)") == "x = 1\nprint(x)"

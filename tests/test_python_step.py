@@ -1,0 +1,63 @@
+"""The Python step: fences stripped, syntax checked before running, errors shown to the model for repair."""
+
+from __future__ import annotations
+
+from fakes import FakeExecution, ScriptedChatModel, scripted_runner
+from hierplan.config import SamplingConfig
+from hierplan.nodes.python_step import MAX_CODE_REPAIRS, make_python_step
+
+STATE = {"task": "t", "plan": {"goal": "Compute things", "assumptions": [], "steps": [
+    {"id": 1, "title": "Add", "instruction": "Add 2 and 3", "tool": "python", "expected_output": "5"}]},
+    "results": []}
+
+
+def run_step(replies, executions, max_repairs=MAX_CODE_REPAIRS):
+    model = ScriptedChatModel(script={"python_step": list(replies)})
+    runner = scripted_runner(list(executions))
+    update = make_python_step(model, SamplingConfig(), runner, max_repairs)(STATE)
+    return model, runner, update["results"][0]
+
+
+def test_fenced_code_is_stripped_and_run_once_when_it_works():
+    model, runner, result = run_step(["Sure:\n```python\nprint(2 + 3)\n```"], [FakeExecution(True, "5\n")])
+    assert runner.seen == ["print(2 + 3)"]
+    assert result["ok"] is True and result["output"] == "5" and result["code"] == "print(2 + 3)"
+    assert len(result["attempts"]) == 1 and model.count("python_step") == 1
+
+
+def test_syntax_error_never_reaches_the_sandbox_and_is_repaired():
+    model, runner, result = run_step(["print(2 +", "print(2 + 3)"], [FakeExecution(True, "5\n")])
+    assert runner.seen == ["print(2 + 3)"]
+    assert [a["ok"] for a in result["attempts"]] == [False, True]
+    assert result["attempts"][0]["error"].startswith("SyntaxError")
+    repair_prompt = model.calls[1]["messages"][-1].content
+    assert "print(2 +" in repair_prompt and "SyntaxError" in repair_prompt
+
+
+def test_runtime_error_is_shown_to_the_model_with_the_code():
+    model, runner, result = run_step(
+        ["print(1/0)", "print(5)"],
+        [FakeExecution(False, "", "ZeroDivisionError: division by zero", "error"), FakeExecution(True, "5\n")])
+    assert result["ok"] is True and len(result["attempts"]) == 2
+    assert "ZeroDivisionError" in model.calls[1]["messages"][-1].content
+    assert "print(1/0)" in model.calls[1]["messages"][-1].content
+
+
+def test_a_step_that_keeps_failing_is_recorded_as_failed_with_every_attempt():
+    timeouts = [FakeExecution(False, "", "timed out after 30 s", "timeout")] * (MAX_CODE_REPAIRS + 1)
+    model, runner, result = run_step(["while True: pass"] * 3, timeouts)
+    assert result["ok"] is False
+    assert result["error"] == "timed out after 30 s"
+    assert result["output"].startswith("Python step failed")
+    assert len(result["attempts"]) == MAX_CODE_REPAIRS + 1 == model.count("python_step")
+
+
+def test_a_program_that_prints_nothing_is_not_a_success():
+    _, _, result = run_step(["x = 5"], [FakeExecution(True, "")], max_repairs=0)
+    assert result["ok"] is False and "printed nothing" in result["error"]
+
+
+def test_repairs_can_be_turned_off():
+    _, runner, result = run_step(["print(1/0)"], [FakeExecution(False, "", "ZeroDivisionError", "error")],
+                                 max_repairs=0)
+    assert len(runner.seen) == 1 and result["ok"] is False

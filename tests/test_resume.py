@@ -1,0 +1,87 @@
+"""Resume: a failed or killed run continues where it stopped; finished steps are not run again."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fakes import ScriptedChatModel, plan_json
+from hierplan import build_graph, open_checkpointer
+
+CONFIG = {"configurable": {"thread_id": "resume-1"}}
+
+
+def test_a_node_that_fails_once_is_resumed_without_rerunning_finished_steps(tmp_path):
+    model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])],
+                                      "llm_step": ["first", RuntimeError("model crashed"), "second", "third"]})
+    saver = open_checkpointer(str(tmp_path / "runs.sqlite"))
+    graph = build_graph(model=model, checkpointer=saver, constrain=False)
+    with pytest.raises(RuntimeError, match="model crashed"):
+        graph.invoke({"task": "three things"}, CONFIG)
+
+    saved = saver.get_tuple(CONFIG).checkpoint["channel_values"]
+    assert [r["output"] for r in saved["results"]] == ["first"]  # step 1 saved before step 2 started
+
+    out = graph.invoke(None, CONFIG)
+    assert [r["output"] for r in out["results"]] == ["first", "second", "third"]
+    assert model.count("planner") == 1
+    assert model.count("llm_step") == 4  # 3 steps + the failed call; step 1 was not run again
+    assert model.count("aggregator") == 1
+
+
+def test_default_checkpointer_resumes_in_process():
+    model = ScriptedChatModel(script={"planner": [plan_json(["llm"] * 3)],
+                                      "aggregator": [KeyboardInterrupt(), "done at last"]})
+    graph = build_graph(model=model, constrain=False)
+    with pytest.raises(KeyboardInterrupt):
+        graph.invoke({"task": "t"}, CONFIG)
+    out = graph.invoke(None, CONFIG)
+    assert out["final"] == "done at last"
+    assert model.count("llm_step") == 3 and model.count("planner") == 1
+
+
+def test_every_step_is_checkpointed_before_the_next_starts():
+    model = ScriptedChatModel(script={"planner": [plan_json(["llm"] * 4)]})
+    graph = build_graph(model=model, constrain=False)
+    graph.invoke({"task": "t"}, CONFIG)
+    counts = [len(s.values.get("results") or []) for s in graph.get_state_history(CONFIG)]
+    assert sorted(set(counts)) == [0, 1, 2, 3, 4]  # a checkpoint after every single step
+
+
+WORKER = textwrap.dedent("""
+    import json, os, sys
+    sys.path.insert(0, {tests!r})
+    from fakes import ScriptedChatModel, plan_json
+    from hierplan import build_graph, open_checkpointer
+
+    phase, db = sys.argv[1], sys.argv[2]
+    def die(messages):
+        os._exit(9)  # the process dies mid-step, as under kill -9
+    script = {{"planner": [plan_json(["llm", "llm", "llm"])], "llm_step": ["one", "two", die]}}
+    if phase == "resume":
+        script = {{"llm_step": ["three"]}}
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, checkpointer=open_checkpointer(db), constrain=False)
+    config = {{"configurable": {{"thread_id": "proc-run"}}}}
+    out = graph.invoke({{"task": "t"}} if phase == "start" else None, config)
+    print(json.dumps({{"calls": [c["node"] for c in model.calls],
+                      "outputs": [r["output"] for r in out["results"]], "final": out["final"]}}))
+""")
+
+
+def test_a_run_killed_in_one_process_is_resumed_in_another(tmp_path):
+    worker = tmp_path / "worker.py"
+    worker.write_text(WORKER.format(tests=str(Path(__file__).parent)))
+    db = str(tmp_path / "runs.sqlite")
+    first = subprocess.run([sys.executable, str(worker), "start", db], capture_output=True, text=True)
+    assert first.returncode == 9, first.stderr
+    second = subprocess.run([sys.executable, str(worker), "resume", db], capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    report = json.loads(second.stdout)
+    assert report["outputs"] == ["one", "two", "three"]
+    assert report["calls"] == ["llm_step", "aggregator"]  # no planner, no step 1 or 2 again
