@@ -142,6 +142,25 @@ def test_failed_conversion_leaves_no_cache(monkeypatch, tmp_path):
     assert [p.name for p in folder.parent.iterdir() if p.name.startswith(".tmp")] == []
 
 
+def test_unwritable_cache_falls_back_to_the_gguf_itself(monkeypatch):
+    from hierplan.models import loader
+
+    def no_space(*args, **kwargs):
+        raise OSError("read-only file system")
+
+    seen = {}
+
+    def stop(path, **kwargs):
+        seen.update(kwargs, path=path)
+        raise AssertionError("stop before loading weights")
+
+    monkeypatch.setattr(gguf_cache, "convert", no_space)
+    monkeypatch.setattr(loader, "_from_pretrained", stop)
+    with pytest.warns(RuntimeWarning, match="read-only"), pytest.raises(AssertionError, match="stop before"):
+        load_chat_model()
+    assert seen["gguf_file"] == EMBEDDED_FILE
+
+
 def test_cuda_without_gpu_is_a_load_error():
     import torch
 

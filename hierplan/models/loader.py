@@ -174,38 +174,52 @@ def _load_weights(spec: ModelSpec, device: str, quantize: str | None) -> tuple[A
     from transformers import AutoTokenizer
 
     info: dict[str, Any] = {"name": spec.name, "kind": spec.kind, "device": device}
-    path = spec.path
+    path, gguf_file = spec.path, None
     if spec.kind == "gguf":
         dtype_name = cpu_dtype_name() if device == "cpu" else "bfloat16"
         folder, ready = gguf_cache.cached_folder(spec.path, dtype_name)
         info.update(gguf=spec.path, source="cache" if ready else "gguf-conversion")
-        if not ready:
-            gguf_cache.convert(spec.path, dtype_name, folder)
         path = str(folder)
+        if not ready:
+            try:
+                gguf_cache.convert(spec.path, dtype_name, folder)
+            except OSError as error:  # cache not writable, disk full: run from the GGUF itself, uncached
+                warnings.warn(
+                    f"Could not write the model cache in {folder.parent} ({error}); loading {spec.path} "
+                    "directly (slow: every start converts it again).",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+                path, gguf_file = str(Path(spec.path).parent), Path(spec.path).name
+                info["source"] = "gguf-direct"
     else:
         info["source"] = spec.kind
     info["path"] = path
+    extra = {"gguf_file": gguf_file} if gguf_file else {}
 
     if device == "cpu":
         dtype = getattr(torch, cpu_dtype_name())
         try:
-            model = _from_pretrained(path, dtype=dtype)
-        except (OSError, ValueError) as error:
-            if spec.kind == "gguf" and info["source"] == "cache":  # damaged cache: convert again
-                log.warning("Cached model %s is unreadable (%s); converting again", path, error)
-                gguf_cache.discard(Path(path))
-                gguf_cache.convert(spec.path, cpu_dtype_name(), Path(path))
-                info["source"] = "gguf-conversion"
-                model = _from_pretrained(path, dtype=dtype)
-            else:
+            model = _from_pretrained(path, dtype=dtype, **extra)
+        except AssertionError:
+            raise  # the test guard
+        except Exception as error:
+            if info["source"] != "cache":
                 raise
+            log.warning("Cached model %s is unreadable (%s); converting again", path, error)
+            gguf_cache.discard(Path(path))
+            gguf_cache.convert(spec.path, cpu_dtype_name(), Path(path))
+            info["source"] = "gguf-conversion"
+            model = _from_pretrained(path, dtype=dtype)
         info["quantized"] = "none"
     else:
+        if gguf_file:
+            raise ModelLoadError(f"Cannot load {spec.path} on {device} without a writable model cache.")
         dtype = getattr(torch, _cuda_dtype_name())
         model, info["quantized"] = _load_cuda(path, device, dtype, quantize)
     model.eval()
     info["dtype"] = str(dtype).removeprefix("torch.")
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer = AutoTokenizer.from_pretrained(path, **extra)
     return model, tokenizer, info
 
 
@@ -225,7 +239,8 @@ def load_chat_model(
 
     Returns ``ChatHuggingFace``; per-call generation settings go in
     ``chat.invoke(messages, pipeline_kwargs={...})``. ``chat.metadata["hierplan_model"]`` records where
-    the weights came from (``source``: "cache", "gguf-conversion", "folder" or "hub"), path, dtype, device.
+    the weights came from (``source``: "cache", "gguf-conversion", "gguf-direct" (cache not writable),
+    "folder" or "hub"), path, dtype, device.
     """
     spec = resolve_model(model)
     quantize = _normalize_quantize(quantize)

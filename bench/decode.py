@@ -1,0 +1,143 @@
+"""Decode speed: hierplan's model path vs plain fp32 ``model.generate`` on the same prompt and token count.
+
+hierplan: ``load_chat_model()`` then ``chat.invoke(..., pipeline_kwargs=...)`` with the agent's sampling
+settings (hierplan/config.py: temperature 0.2, top_p 0.9, repetition_penalty 1.05), the number of new
+tokens forced with ``min_new_tokens = max_new_tokens``. Baseline: the tutorial's way, the same GGUF
+loaded with ``AutoModelForCausalLM.from_pretrained(..., gguf_file=..., dtype=float32)`` and
+``model.generate`` called directly with the same settings and prompt (chat template applied).
+Runs alternate between the two (so load from other processes hits both alike); medians are reported.
+
+Also checks that greedy outputs of the chosen CPU dtype agree with fp32 on a few prompts.
+
+    python bench/decode.py [--tokens 64] [--repeats 3] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cold_start import machine_line, write_section  # noqa: E402
+
+PROMPT = "Plan the steps to compute the average of a list of numbers in Python, then explain each step."
+AGREEMENT_PROMPTS = [
+    "What is 2+3?",
+    "List three primary colors.",
+    "Explain what a hash table is in one sentence.",
+    "Write a Python function that reverses a string.",
+    "Name the capital of France.",
+    "Write a haiku about the sea.",
+]
+AGENT = {"do_sample": True, "temperature": 0.2, "top_p": 0.9, "repetition_penalty": 1.05}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--agree-tokens", type=int, default=48)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    n = args.tokens
+
+    import torch
+    from langchain_core.messages import HumanMessage
+
+    from hierplan.models import load_chat_model
+    from hierplan.models.loader import _from_pretrained
+    from hierplan.models.resolve import resolve_model
+
+    chat = load_chat_model()  # converts into the user's cache on first use
+    info = chat.metadata["hierplan_model"]
+    pipe_model = chat.llm.pipeline.model
+    tokenizer = chat.tokenizer
+
+    gguf = Path(resolve_model().path)
+    t0 = time.perf_counter()
+    base = _from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).eval()
+    base_load = time.perf_counter() - t0
+
+    messages = [{"role": "user", "content": PROMPT}]
+    inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+
+    def run_hierplan() -> float:
+        kwargs = {**AGENT, "max_new_tokens": n, "min_new_tokens": n}
+        start = time.perf_counter()
+        chat.invoke([HumanMessage(PROMPT)], pipeline_kwargs=kwargs)
+        return n / (time.perf_counter() - start)
+
+    def run_plain(model=None) -> float:
+        model = base if model is None else model
+        torch.manual_seed(0)
+        start = time.perf_counter()
+        with torch.inference_mode():
+            out = model.generate(**inputs, **AGENT, max_new_tokens=n, min_new_tokens=n, pad_token_id=2)
+        assert out.shape[1] - inputs["input_ids"].shape[1] == n
+        return n / (time.perf_counter() - start)
+
+    run_hierplan(), run_plain()  # warm-up (first-call kernel setup)
+    rates: dict[str, list[float]] = {"hierplan": [], "plain": [], "plain_chosen": []}
+    for i in range(args.repeats):
+        rates["plain"].append(run_plain())
+        rates["hierplan"].append(run_hierplan())
+        rates["plain_chosen"].append(run_plain(pipe_model))
+        print(f"repeat {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} tok/s" for k, v in rates.items()), flush=True)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    ratio = med["hierplan"] / med["plain"]
+
+    # Greedy agreement: the chosen dtype (the hierplan model) vs fp32 (baseline), same prompts.
+    agree_rows = []
+    for prompt in AGREEMENT_PROMPTS:
+        ids = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, return_tensors="pt", return_dict=True
+        )
+        outs = []
+        for model in (base, pipe_model):
+            with torch.inference_mode():
+                out = model.generate(**ids, do_sample=False, max_new_tokens=args.agree_tokens, pad_token_id=2)
+            outs.append(out[0, ids["input_ids"].shape[1] :].tolist())
+        a, b = outs
+        same = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+        agree_rows.append((prompt, same, len(a), a == b))
+        print(f"agree {prompt!r}: identical={a == b} common prefix {same}/{len(a)}", flush=True)
+
+    target = "met" if ratio >= 1.4 else "NOT met"
+    print(f"plain fp32 {med['plain']:.1f} tok/s, hierplan {info['dtype']} {med['hierplan']:.1f} tok/s, ratio {ratio:.2f}x ({target})")
+    if args.no_write:
+        return
+    identical = sum(r[3] for r in agree_rows)
+    rows = "\n".join(f"| {p} | {'yes' if same else 'no'} | {k} / {total} |" for p, k, total, same in agree_rows)
+    body = f"""Same prompt, {n} new tokens forced (`min_new_tokens = max_new_tokens = {n}`), the agent's sampling
+settings ({", ".join(f"{k}={v}" for k, v in AGENT.items())}); median of {args.repeats} alternating runs after one
+warm-up each. Baseline: the tutorial's plain path, GGUF loaded in float32 (loaded in {base_load:.1f} s) and
+`model.generate`. hierplan: `load_chat_model()` (source: {info['source']}, dtype {info['dtype']}) and
+`chat.invoke(..., pipeline_kwargs=...)` through the text-generation pipeline.
+
+Command: `python bench/decode.py --tokens {n} --repeats {args.repeats}`
+Machine: {machine_line()}
+
+| path | dtype | tok/s (median) | runs | vs plain |
+| --- | --- | ---: | --- | ---: |
+| plain `model.generate` | float32 | {med['plain']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain'])} | 1.00x |
+| plain `model.generate`, hierplan's weights | {info['dtype']} | {med['plain_chosen']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain_chosen'])} | {med['plain_chosen'] / med['plain']:.2f}x |
+| hierplan `load_chat_model` + pipeline | {info['dtype']} | {med['hierplan']:.1f} | {", ".join(f"{r:.1f}" for r in rates['hierplan'])} | **{ratio:.2f}x** |
+
+Target >= 1.4x: **{target}**.
+
+Greedy agreement, {info['dtype']} vs float32, up to {args.agree_tokens} new tokens: {identical}/{len(agree_rows)} identical.
+
+| prompt | identical | common prefix (tokens) |
+| --- | --- | --- |
+{rows}
+"""
+    write_section("Decode", body)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    main()
