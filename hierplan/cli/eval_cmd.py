@@ -1,0 +1,121 @@
+"""``hierplan eval TASKS.jsonl``: run the agent over JSONL tasks and report accuracy, plan and code quality, costs.
+
+Only argparse at import time; the model (torch, transformers) loads inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hierplan.cli.run_cmd import add_model_options, model_options
+
+DEFAULT_OUT_ROOT = "eval-out"
+
+
+def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """Register ``eval``. Without ``parent`` (the shared --db/--debug parser) it adds its own --db and --debug."""
+    p = subparsers.add_parser(
+        "eval", parents=[parent] if parent is not None else [],
+        help="evaluate the agent on JSONL tasks (GSM8K form)",
+        description="Run the agent over JSONL tasks ({\"question\": ..., \"answer\": ...}; the expected number "
+                    "follows '####' as in GSM8K) and write DIR/results.jsonl (one object per task) and "
+                    "DIR/summary.md (totals). The model is loaded once; each task runs in its own thread.")
+    p.add_argument("tasks", metavar="TASKS.jsonl", help="one JSON object per line with 'question' and optional 'answer'")
+    p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N tasks only")
+    p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<timestamp>)")
+    if parent is None:
+        p.add_argument("--db", metavar="PATH", help="keep each task's checkpoints in this SQLite file "
+                                                    "(default: in memory)")
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+    add_model_options(p)  # --json here prints the totals as one JSON object on stdout
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from hierplan.eval.harness import progress_line, run_eval
+    from hierplan.eval.report import ResultsWriter, render_summary, write_summary
+    from hierplan.eval.tasks import load_tasks
+
+    tasks = load_tasks(args.tasks, args.limit)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out or Path(DEFAULT_OUT_ROOT) / stamp)
+    out.mkdir(parents=True, exist_ok=True)
+    options = model_options(args)
+    meta = {
+        "command": "hierplan eval " + shlex.join(getattr(args, "_argv", None) or _argv_guess(args)),
+        "tasks file": args.tasks,
+        "model": options.get("model") or os.environ.get("HIERPLAN_MODEL") or "embedded SmolLM2-135M-Instruct",
+        "constrain": not options.get("no_constrain"),
+        "seed": options.get("seed"),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
+    }
+    log(f"{len(tasks)} tasks from {args.tasks}; writing {out}/results.jsonl")
+    graph = build_eval_graph(options, args.db)
+    writer = ResultsWriter(out / "results.jsonl")
+    records: list[dict[str, Any]] = []
+
+    def on_result(record: dict[str, Any], position: int, total: int) -> None:
+        writer.write(record)
+        records.append(record)
+        log(progress_line(record, position, total))
+
+    try:
+        run_eval(graph, tasks, thread_prefix=f"eval-{stamp}", on_result=on_result)
+    finally:  # Ctrl-C: what finished is already in results.jsonl; summarise it too
+        writer.close()
+        summary = write_summary(out / "summary.md", records, meta)
+        (out / "summary.json").write_text(json.dumps({"meta": meta, "summary": summary}, indent=2) + "\n",
+                                          encoding="utf-8")
+    if args.json:
+        print(json.dumps(summary, separators=(",", ":")))
+    else:
+        print(render_summary(summary, meta))
+        print(f"results: {out / 'results.jsonl'}\nsummary: {out / 'summary.md'}")
+    return 0
+
+
+def build_eval_graph(options: dict[str, Any], db: str | None) -> Any:
+    """One model for every task; checkpoints in memory, or in ``db`` when given."""
+    import hierplan.models
+    from hierplan.config import SamplingConfig
+    from hierplan.graph.builder import build_graph
+
+    log("loading the model")
+    kwargs = {k: options[k] for k in ("device", "quantize") if options.get(k)}
+    if options.get("max_new_tokens"):
+        kwargs["max_new_tokens"] = options["max_new_tokens"]
+    model = hierplan.models.load_chat_model(options.get("model"), **kwargs)
+    sampling = SamplingConfig().with_overrides(temperature=options.get("temperature"),
+                                               max_new_tokens=options.get("max_new_tokens"),
+                                               seed=options.get("seed"))
+    checkpointer = None
+    if db:
+        from hierplan.store import open_checkpointer
+
+        checkpointer = open_checkpointer(db)
+    return build_graph(model, checkpointer, sampling=sampling, constrain=not options.get("no_constrain"))
+
+
+def _argv_guess(args: argparse.Namespace) -> list[str]:
+    argv = [args.tasks]
+    for flag, value in (("--limit", args.limit), ("--model", args.model), ("--seed", args.seed),
+                        ("--max-new-tokens", args.max_new_tokens), ("--temperature", args.temperature)):
+        if value is not None:
+            argv += [flag, str(value)]
+    if args.no_constrain:
+        argv.append("--no-constrain")
+    return argv
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

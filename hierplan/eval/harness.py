@@ -1,0 +1,79 @@
+"""Run the compiled graph over tasks, one thread per task, and score each run."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable
+
+from hierplan.eval.metrics import task_metrics
+from hierplan.eval.scoring import score
+from hierplan.eval.tasks import EvalTask
+
+ERROR_CHARS = 500
+
+# on_result(record, position, total): called after each task (progress lines, incremental writes).
+ResultCallback = Callable[[dict[str, Any], int, int], None]
+
+
+def evaluate_task(graph: Any, task: EvalTask, thread_id: str) -> dict[str, Any]:
+    """Run one task to its end and return its record. A run that raises is recorded with ``error``
+    (and the counts of whatever it finished before); it never raises, except KeyboardInterrupt."""
+    config = {"configurable": {"thread_id": thread_id}}
+    error = None
+    start = time.perf_counter()
+    try:
+        state = graph.invoke({"task": task.question}, config)
+    except Exception as exc:  # noqa: BLE001 - one task's failure must not end the evaluation
+        error = f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
+        state = _partial_state(graph, config)
+    seconds = round(time.perf_counter() - start, 3)
+    final = state.get("final") if error is None else None
+    predicted, correct = score(final, task.expected)
+    if error is not None and task.expected is not None:
+        correct = False  # a failed run did not answer; it counts against accuracy
+    return {
+        "index": task.index,
+        "thread_id": thread_id,
+        "question": task.question,
+        "expected": task.expected,
+        "predicted": predicted,
+        "correct": correct,
+        "final": final,
+        **task_metrics(state),
+        "seconds": seconds,
+        "error": error,
+    }
+
+
+def _partial_state(graph: Any, config: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return dict(graph.get_state(config).values or {})
+    except Exception:  # noqa: BLE001 - no checkpoint to read is fine: nothing finished
+        return {}
+
+
+def run_eval(graph: Any, tasks: Iterable[EvalTask], *, thread_prefix: str = "eval",
+             on_result: ResultCallback | None = None) -> list[dict[str, Any]]:
+    """Evaluate every task with the same graph (so the model is loaded once); one thread_id per task."""
+    tasks = list(tasks)
+    records = []
+    for position, task in enumerate(tasks, start=1):
+        record = evaluate_task(graph, task, f"{thread_prefix}-{task.index}")
+        records.append(record)
+        if on_result is not None:
+            on_result(record, position, len(tasks))
+    return records
+
+
+def progress_line(record: dict[str, Any], position: int, total: int) -> str:
+    """'[3/8] correct (42 = 42) 73.4s' / 'wrong (41, expected 42)' / 'error: ...' / 'no answer to check'."""
+    if record.get("error"):
+        verdict = f"error: {record['error'][:120]}"
+    elif record.get("correct") is None:
+        verdict = f"no answer to check (predicted {record.get('predicted')})"
+    elif record["correct"]:
+        verdict = f"correct ({record.get('predicted')} = {record.get('expected')})"
+    else:
+        verdict = f"wrong ({record.get('predicted')}, expected {record.get('expected')})"
+    return (f"[{position}/{total}] {verdict} plan={record.get('plan_source')} steps={record.get('steps')} "
+            f"python_ok={record.get('python_ok')}/{record.get('python_steps')} {record['seconds']:.1f}s")

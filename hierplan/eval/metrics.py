@@ -1,0 +1,61 @@
+"""Per-task metrics read from the graph's final (or partial) state."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+NODES = ("planner", "llm_step", "python_step", "aggregator")
+VALID_FIRST_PASS = ("constrained", "model")
+
+
+def all_calls(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every model call of a run: the planner's and aggregator's (state ``calls``) and each step's."""
+    calls = list(state.get("calls") or [])
+    for result in state.get("results") or []:
+        calls.extend(result.get("calls") or [])
+    return calls
+
+
+def node_seconds(state: dict[str, Any]) -> dict[str, float]:
+    """Wall time per node: model-call seconds for planner and aggregator, step seconds for the steps
+    (a Python step's time includes its sandbox runs and repairs)."""
+    seconds: dict[str, float] = defaultdict(float)
+    for call in state.get("calls") or []:
+        seconds[call.get("node") or "?"] += float(call.get("seconds") or 0.0)
+    for result in state.get("results") or []:
+        node = "python_step" if result.get("tool") == "python" else "llm_step"
+        seconds[node] += float(result.get("seconds") or 0.0)
+    return {node: round(seconds.get(node, 0.0), 3) for node in (*NODES, *sorted(set(seconds) - set(NODES)))}
+
+
+def node_tokens(state: dict[str, Any]) -> dict[str, int]:
+    tokens: dict[str, int] = defaultdict(int)
+    for call in all_calls(state):
+        tokens[call.get("node") or "?"] += int(call.get("generated_tokens") or 0)
+    return {node: tokens.get(node, 0) for node in (*NODES, *sorted(set(tokens) - set(NODES)))}
+
+
+def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
+    """Counts for one run. Works on a partial state too (a run that raised): missing parts count as 0/None."""
+    plan = state.get("plan") or {}
+    results = state.get("results") or []
+    source = state.get("plan_source")
+    python = [r for r in results if r.get("tool") == "python"]
+    calls = all_calls(state)
+    return {
+        "plan_source": source,
+        "plan_valid_first_pass": None if source is None else source in VALID_FIRST_PASS,
+        "plan_failures": len(state.get("plan_failures") or []),
+        "steps": len(plan.get("steps") or []),
+        "steps_done": len(results),
+        "python_steps": sum(1 for s in plan.get("steps") or [] if s.get("tool") == "python"),
+        "python_steps_run": len(python),
+        "python_ok_first_try": sum(1 for r in python if (r.get("attempts") or [{}])[0].get("ok")),
+        "python_ok": sum(1 for r in python if r.get("ok")),
+        "python_attempts": sum(len(r.get("attempts") or []) for r in python),
+        "model_calls": len(calls),
+        "generated_tokens": sum(int(c.get("generated_tokens") or 0) for c in calls),
+        "node_seconds": node_seconds(state),
+        "node_tokens": node_tokens(state),
+    }

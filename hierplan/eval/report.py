@@ -1,0 +1,105 @@
+"""Outputs: results.jsonl (one object per task, written as each task ends) and summary.md (totals)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hierplan.eval.metrics import NODES
+
+PLAN_SOURCES = ("constrained", "model", "retry", "fallback")
+
+
+class ResultsWriter:
+    """Appends one JSON line per task and flushes, so a killed evaluation keeps what it finished."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("w", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _pct(num: int, den: int) -> float | None:
+    return round(100.0 * num / den, 1) if den else None
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Totals over task records. Percentages are None when their denominator is 0."""
+    n = len(records)
+    checked = [r for r in records if r.get("correct") is not None]
+    planned = [r for r in records if r.get("plan_source") is not None]
+    python_run = sum(r.get("python_steps_run") or 0 for r in records)
+    first = sum(r.get("python_ok_first_try") or 0 for r in records)
+    ok = sum(r.get("python_ok") or 0 for r in records)
+    seconds = round(sum(r.get("seconds") or 0.0 for r in records), 1)
+    node_seconds: dict[str, float] = {}
+    for r in records:
+        for node, s in (r.get("node_seconds") or {}).items():
+            node_seconds[node] = round(node_seconds.get(node, 0.0) + s, 1)
+    tokens = sum(r.get("generated_tokens") or 0 for r in records)
+    return {
+        "tasks": n,
+        "errors": sum(1 for r in records if r.get("error")),
+        "checked": len(checked),
+        "correct": sum(1 for r in checked if r["correct"]),
+        "accuracy_pct": _pct(sum(1 for r in checked if r["correct"]), len(checked)),
+        "plan_valid_first_pass_pct": _pct(sum(1 for r in planned if r.get("plan_valid_first_pass")), len(planned)),
+        "plan_sources": dict(Counter(r["plan_source"] for r in planned)),
+        "steps": sum(r.get("steps") or 0 for r in records),
+        "python_steps": python_run,
+        "python_ok_first_try": first,
+        "python_ok": ok,
+        "python_ok_first_try_pct": _pct(first, python_run),
+        "python_ok_pct": _pct(ok, python_run),
+        "generated_tokens": tokens,
+        "tokens_per_task": round(tokens / n) if n else None,
+        "seconds": seconds,
+        "seconds_per_task": round(seconds / n, 1) if n else None,
+        "node_seconds": node_seconds,
+    }
+
+
+def _fmt(value: Any, suffix: str = "") -> str:
+    return "n/a" if value is None else f"{value}{suffix}"
+
+
+def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) -> str:
+    """summary.md: a header with what was run, then one Markdown table of the totals."""
+    s = summary
+    sources = ", ".join(f"{k} {s['plan_sources'][k]}" for k in (*PLAN_SOURCES, *sorted(set(s["plan_sources"]) - set(PLAN_SOURCES)))
+                        if s["plan_sources"].get(k)) or "none"
+    nodes = ", ".join(f"{k} {v}" for k, v in s["node_seconds"].items() if k in NODES or v) or "none"
+    rows = [
+        ("tasks", f"{s['tasks']} ({s['errors']} failed with an error)"),
+        ("accuracy", f"{_fmt(s['accuracy_pct'], '%')} ({s['correct']}/{s['checked']})"),
+        ("plan valid on first pass", _fmt(s["plan_valid_first_pass_pct"], "%")),
+        ("plan sources", sources),
+        ("steps (python)", f"{s['steps']} ({s['python_steps']})"),
+        ("python ok first try", f"{_fmt(s['python_ok_first_try_pct'], '%')} ({s['python_ok_first_try']}/{s['python_steps']})"),
+        ("python ok after repair", f"{_fmt(s['python_ok_pct'], '%')} ({s['python_ok']}/{s['python_steps']})"),
+        ("generated tokens (per task)", f"{s['generated_tokens']} ({_fmt(s['tokens_per_task'])})"),
+        ("seconds total (per task)", f"{s['seconds']} ({_fmt(s['seconds_per_task'])})"),
+        ("seconds per node", nodes),
+    ]
+    lines = ["# Evaluation summary", ""]
+    for key, value in (meta or {}).items():
+        lines.append(f"- {key}: {value}")
+    if meta:
+        lines.append("")
+    lines += ["| metric | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), ""]
+    return "\n".join(lines)
+
+
+def write_summary(path: str | Path, records: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> dict:
+    summary = summarize(records)
+    Path(path).write_text(render_summary(summary, meta), encoding="utf-8")
+    return summary
