@@ -7,6 +7,7 @@ from typing import Any
 
 NODES = ("planner", "llm_step", "python_step", "aggregator")
 VALID_FIRST_PASS = ("constrained", "model")
+ERROR_CHARS = 200
 
 
 def all_calls(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -54,6 +55,8 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
         "python_ok_first_try": sum(1 for r in python if (r.get("attempts") or [{}])[0].get("ok")),
         "python_ok": sum(1 for r in python if r.get("ok")),
         "python_attempts": sum(len(r.get("attempts") or []) for r in python),
+        "python_errors": [(a.get("error") or "")[:ERROR_CHARS] for r in python for a in r.get("attempts") or []
+                          if not a.get("ok")],
         "model_calls": len(calls),
         "generated_tokens": sum(int(c.get("generated_tokens") or 0) for c in calls),
         "node_seconds": node_seconds(state),
