@@ -343,3 +343,18 @@ def test_cli_module_imports_no_torch():
             "print([m for m in ('torch', 'transformers') if m in sys.modules])")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "[]"
+
+
+def test_report_module_rewrites_the_summary_from_results_jsonl(loads, tmp_path, capsys):
+    from hierplan.eval import report
+
+    out = tmp_path / "o"
+    assert cli([str(tasks_file(tmp_path)), "--limit", "3", "--out", str(out)]) == 0
+    (out / "summary.md").unlink()
+    lines = (out / "results.jsonl").read_text().splitlines()
+    (out / "results.jsonl").write_text(lines[0] + "\n")  # as if killed after the first task
+    capsys.readouterr()
+    assert report.main([str(out)]) == 0
+    md = (out / "summary.md").read_text()
+    assert "| accuracy | 100.0% (1/1) |" in md and "- constrain: True" in md
+    assert report.main([]) == 2

@@ -103,3 +103,32 @@ def write_summary(path: str | Path, records: list[dict[str, Any]], meta: dict[st
     summary = summarize(records)
     Path(path).write_text(render_summary(summary, meta), encoding="utf-8")
     return summary
+
+
+def read_results(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a results.jsonl (e.g. of an evaluation that was killed before it wrote its summary)."""
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hierplan.eval.report DIR``: (re)write DIR/summary.md from DIR/results.jsonl."""
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m hierplan.eval.report DIR", file=sys.stderr)
+        return 2
+    folder = Path(argv[0])
+    records = read_results(folder / "results.jsonl")
+    meta = {}
+    if (folder / "summary.json").exists():
+        meta = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("meta", {})
+    summary = write_summary(folder / "summary.md", records, meta)
+    (folder / "summary.json").write_text(json.dumps({"meta": meta, "summary": summary}, indent=2) + "\n",
+                                         encoding="utf-8")
+    print(render_summary(summary, meta))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
