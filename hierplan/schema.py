@@ -62,6 +62,8 @@ class ModelCall(BaseModel):
     prompt_tokens: int | None = None
     generated_tokens: int | None = None
     seconds: float
+    batch: int = 1
+    """How many prompts shared this call's generate pass (its seconds are the whole pass's)."""
 
 
 class CodeAttempt(BaseModel):

@@ -151,11 +151,10 @@ def test_debug_shows_the_traceback(models, db):
 
 def test_graph_mermaid_and_ascii(capsys):
     assert main(["graph"]) == 0
-    assert "planner -.-> python_step" in capsys.readouterr().out
+    assert "scheduler -.-> python_step" in capsys.readouterr().out
     assert main(["graph", "--format", "ascii"]) == 0
     out = capsys.readouterr().out
-    assert "| planner |" in out and "| aggregator |" in out
-    assert "llm_step also routes back to itself" in out
+    assert "| planner |" in out and "| scheduler |" in out and "| aggregator |" in out
 
 
 def test_help_and_light_commands_do_not_import_torch(tmp_path):

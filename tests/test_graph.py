@@ -6,7 +6,7 @@ import pytest
 
 from fakes import FakeExecution, ScriptedChatModel, plan_json, scripted_runner
 from hierplan import build_graph
-from hierplan.graph.builder import route_step
+from hierplan.graph.builder import make_dispatch
 from hierplan.graph.state import merge_results
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
@@ -39,13 +39,38 @@ def test_results_have_the_documented_keys_and_plan_order():
         assert r["ok"] is True
 
 
-def test_router_sends_finished_plans_to_the_aggregator_and_rejects_unknown_tools():
-    plan = {"steps": [{"id": 1, "tool": "llm"}, {"id": 2, "tool": "python"}]}
-    assert route_step({"plan": plan, "results": []}) == "llm_step"
-    assert route_step({"plan": plan, "results": [{"step_id": 1}]}) == "python_step"
-    assert route_step({"plan": plan, "results": [{"step_id": 1}, {"step_id": 2}]}) == "aggregator"
+def plan_of(*tools, depends=None):
+    return {"steps": [{"id": i, "tool": t, "depends_on": (depends or {}).get(i)}
+                      for i, t in enumerate(tools, start=1)]}
+
+
+def sent(dispatched):
+    return [(s.node, [x["id"] for x in s.arg["steps"]] if "steps" in s.arg else s.arg["step"]["id"])
+            for s in dispatched]
+
+
+def test_dispatch_routes_by_tool_and_ends_at_the_aggregator():
+    dispatch = make_dispatch(parallel=True)
+    plan = plan_of("llm", "python", "none")
+    assert sent(dispatch({"task": "t", "plan": plan, "results": []})) == [("llm_step", [1])]
+    assert sent(dispatch({"task": "t", "plan": plan, "results": [{"step_id": 1}]})) == [("python_step", 2)]
+    assert sent(dispatch({"task": "t", "plan": plan, "results": [{"step_id": 1}, {"step_id": 2}]})) == [
+        ("llm_step", [3])]
+    done = [{"step_id": i} for i in (1, 2, 3)]
+    assert dispatch({"task": "t", "plan": plan, "results": done}) == "aggregator"
+
+
+def test_dispatch_sends_ready_steps_together_and_batches_llm_steps():
+    plan = plan_of("llm", "python", "llm", "python", "llm", depends={1: [], 2: [], 3: [], 4: [], 5: [1, 2]})
+    state = {"task": "t", "plan": plan, "results": []}
+    assert sent(make_dispatch(parallel=True)(state)) == [("python_step", 2), ("python_step", 4),
+                                                         ("llm_step", [1, 3])]
+    assert sent(make_dispatch(parallel=False)(state)) == [("llm_step", [1])]
+
+
+def test_dispatch_rejects_unknown_tools():
     with pytest.raises(ValueError, match="unknown tool"):
-        route_step({"plan": {"steps": [{"id": 1, "tool": "bash"}]}, "results": []})
+        make_dispatch(True)({"task": "t", "plan": plan_of("bash"), "results": []})
 
 
 def test_merge_results_replaces_a_rerun_step_and_keeps_plan_order():

@@ -17,10 +17,11 @@ def test_graph_matches_the_mermaid_snapshot():
     assert mermaid == SNAPSHOT.read_text()
 
 
-def test_graph_has_the_four_nodes_and_conditional_routing():
+def test_graph_has_its_nodes_and_the_scheduler_loop():
     graph = drawable_graph()
-    assert set(graph.nodes) == {"__start__", "planner", "python_step", "llm_step", "aggregator", "__end__"}
-    conditional = {(e.source, e.target) for e in graph.edges if e.conditional}
-    for source in ("planner", "python_step", "llm_step"):
-        for target in ("python_step", "llm_step", "aggregator"):
-            assert (source, target) in conditional
+    assert set(graph.nodes) == {"__start__", "planner", "scheduler", "python_step", "llm_step", "aggregator",
+                                "__end__"}
+    edges = {(e.source, e.target, e.conditional) for e in graph.edges}
+    assert {("scheduler", t, True) for t in ("python_step", "llm_step", "aggregator")} <= edges
+    assert {("planner", "scheduler", False), ("python_step", "scheduler", False),
+            ("llm_step", "scheduler", False), ("aggregator", "__end__", False)} <= edges

@@ -6,9 +6,9 @@ from fakes import FakeExecution, ScriptedChatModel, scripted_runner
 from hierplan.config import SamplingConfig
 from hierplan.nodes.python_step import MAX_CODE_REPAIRS, make_python_step
 
-STATE = {"task": "t", "plan": {"goal": "Compute things", "assumptions": [], "steps": [
-    {"id": 1, "title": "Add", "instruction": "Add 2 and 3", "tool": "python", "expected_output": "5"}]},
-    "results": []}
+STEP = {"id": 1, "title": "Add", "instruction": "Add 2 and 3", "tool": "python", "expected_output": "5"}
+STATE = {"task": "t", "plan": {"goal": "Compute things", "assumptions": [], "steps": [STEP]}, "results": [],
+         "step": STEP}
 
 
 def run_step(replies, executions, max_repairs=MAX_CODE_REPAIRS):

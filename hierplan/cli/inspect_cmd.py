@@ -116,20 +116,10 @@ def drawable_graph():
     return wire(None, SamplingConfig()).compile(name="hierplan").get_graph()
 
 
-def ascii_drawing(graph) -> str:
-    """grandalf cannot lay out self-loops, so they are drawn as a note under the picture."""
-    from langchain_core.runnables.graph import Graph
-
-    loops = sorted(e.source for e in graph.edges if e.source == e.target)
-    drawable = Graph(nodes=dict(graph.nodes), edges=[e for e in graph.edges if e.source != e.target])
-    note = "".join(f"\n({node} also routes back to itself for the next step)" for node in loops)
-    return drawable.draw_ascii() + note
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
     graph = drawable_graph()
     if args.format == "ascii":
-        print(ascii_drawing(graph))
+        print(graph.draw_ascii())
     else:
         print(graph.draw_mermaid(with_styles=False))
     if args.png:

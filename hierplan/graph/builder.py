@@ -1,4 +1,4 @@
-"""The graph, wired top to bottom: planner -> (python_step | llm_step)* -> aggregator."""
+"""The graph, wired top to bottom: planner -> scheduler -> (python_step | llm_step)* -> aggregator."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
 
 from hierplan.config import RECURSION_LIMIT, SamplingConfig
 from hierplan.graph.state import AgentState, InputState
 from hierplan.nodes.aggregator import make_aggregator
-from hierplan.nodes.context import next_step
+from hierplan.nodes.context import ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import ConstraintFactory, default_constraint, make_planner
 from hierplan.nodes.python_step import MAX_CODE_REPAIRS, CodeRunner, default_runner, make_python_step
@@ -22,48 +23,69 @@ from hierplan.nodes.python_step import MAX_CODE_REPAIRS, CodeRunner, default_run
 _DURABILITY_KEY = "__pregel_durability"
 
 
-def route_step(state: AgentState) -> Literal["python_step", "llm_step", "aggregator"]:
-    """Where the next unfinished step goes; the aggregator once every step has a result."""
-    step = next_step(state)
-    if step is None:
-        return "aggregator"
-    if step["tool"] == "python":
-        return "python_step"
-    if step["tool"] in ("llm", "none"):
-        return "llm_step"
-    raise ValueError(f"step {step['id']} has unknown tool {step['tool']!r}")
+def make_dispatch(parallel: bool):
+    def dispatch(state: AgentState) -> list[Send] | Literal["aggregator"]:
+        """Send every ready step on its way (only the first one when sequential); then the aggregator.
+
+        Ready LLM steps travel together in one Send, so they are generated in one batched pass.
+        """
+        ready = ready_steps(state)
+        if not ready:
+            return "aggregator"
+        if not parallel:
+            ready = ready[:1]
+        context = {"task": state["task"], "plan": state["plan"], "results": state.get("results") or []}
+        sends = [Send("python_step", {**context, "step": s}) for s in ready if s["tool"] == "python"]
+        llm = [s for s in ready if s["tool"] in ("llm", "none")]
+        if len(sends) + len(llm) != len(ready):
+            raise ValueError(f"unknown tool in steps {[s['id'] for s in ready]}")
+        if llm:
+            sends.append(Send("llm_step", {**context, "steps": llm}))
+        return sends
+
+    return dispatch
+
+
+def scheduler(state: AgentState) -> dict[str, Any]:
+    """A join point: parallel steps land here once per superstep, and dispatch runs once after them."""
+    return {}
 
 
 def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: CodeRunner = default_runner,
-         constraint: ConstraintFactory | None = default_constraint,
-         max_repairs: int = MAX_CODE_REPAIRS) -> StateGraph:
+         constraint: ConstraintFactory | None = default_constraint, max_repairs: int = MAX_CODE_REPAIRS,
+         parallel: bool = True) -> StateGraph:
     """The uncompiled graph. Nodes hold the model and only call it when they run."""
     graph = StateGraph(AgentState, input_schema=InputState)
     graph.add_node("planner", make_planner(model, sampling, constraint))
+    graph.add_node("scheduler", scheduler)
     graph.add_node("python_step", make_python_step(model, sampling, run_code, max_repairs))
     graph.add_node("llm_step", make_llm_step(model, sampling))
     graph.add_node("aggregator", make_aggregator(model, sampling))
 
     graph.add_edge(START, "planner")
-    for node in ("planner", "python_step", "llm_step"):
-        graph.add_conditional_edges(node, route_step, ["python_step", "llm_step", "aggregator"])
+    graph.add_edge("planner", "scheduler")
+    graph.add_conditional_edges("scheduler", make_dispatch(parallel), ["python_step", "llm_step", "aggregator"])
+    graph.add_edge("python_step", "scheduler")
+    graph.add_edge("llm_step", "scheduler")
     graph.add_edge("aggregator", END)
     return graph
 
 
 def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver | None = None, *,
                 sampling: SamplingConfig | None = None, run_code: CodeRunner = default_runner,
-                constrain: bool = True, max_repairs: int = MAX_CODE_REPAIRS) -> Any:
+                constrain: bool = True, max_repairs: int = MAX_CODE_REPAIRS, parallel: bool = True) -> Any:
     """Compile the agent.
 
     ``model``: any LangChain chat model. ``checkpointer``: any LangGraph checkpointer; None gives an
     in-memory one, so ``graph.invoke(None, same_config)`` resumes within this process (use
     ``hierplan.open_checkpointer(path)`` for a SQLite file that survives the process).
+    ``parallel=False`` runs one step at a time (``--sequential``).
     """
     if not isinstance(model, BaseChatModel):
         raise TypeError(f"model must be a LangChain BaseChatModel, got {type(model).__name__}")
     graph = wire(model, sampling or SamplingConfig(), run_code=run_code,
-                 constraint=default_constraint if constrain else None, max_repairs=max_repairs)
+                 constraint=default_constraint if constrain else None, max_repairs=max_repairs,
+                 parallel=parallel)
     compiled = graph.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
                              name="hierplan")
     return compiled.with_config({"recursion_limit": RECURSION_LIMIT,

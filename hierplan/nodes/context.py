@@ -11,20 +11,23 @@ def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
 
 
-def next_step(state: dict[str, Any]) -> dict[str, Any] | None:
-    """The first plan step that has no result yet, or None when every step is done."""
+def dependencies(step: dict[str, Any]) -> list[int]:
+    """The ids a step waits for: its depends_on, or every earlier step when unset (the sequential default)."""
+    wanted = step.get("depends_on")
+    return list(range(1, step["id"])) if wanted is None else wanted
+
+
+def ready_steps(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Steps without a result whose dependencies all have one (failed results count: the step ran)."""
     done = {r["step_id"] for r in state.get("results") or []}
-    for step in state["plan"]["steps"]:
-        if step["id"] not in done:
-            return step
-    return None
+    return [s for s in state["plan"]["steps"]
+            if s["id"] not in done and all(d in done for d in dependencies(s))]
 
 
 def prior_results(state: dict[str, Any], step: dict[str, Any]) -> list[dict[str, Any]]:
     """Results this step may use: those named in depends_on, or all earlier ones when it is unset."""
-    wanted = step.get("depends_on")
-    return [r for r in state.get("results") or []
-            if r["step_id"] < step["id"] and (wanted is None or r["step_id"] in wanted)]
+    wanted = set(dependencies(step))
+    return [r for r in state.get("results") or [] if r["step_id"] in wanted]
 
 
 def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHARS) -> str:

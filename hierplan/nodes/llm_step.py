@@ -10,8 +10,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.context import format_results, next_step, prior_results
-from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.context import format_results, prior_results
+from hierplan.nodes.model_call import invoke_batch
 from hierplan.schema import StepResult
 
 
@@ -28,19 +28,22 @@ def step_messages(state: dict[str, Any], step: dict[str, Any]) -> list:
 
 
 def make_llm_step(model: BaseChatModel, sampling: SamplingConfig):
-    def llm_step(state: dict[str, Any]) -> dict[str, Any]:
-        step = next_step(state)
-        if step is None:
-            raise RuntimeError("llm_step was routed to with every step already done")
+    """LLM steps that are ready together arrive in one payload and are generated in one batched pass."""
+
+    def llm_step(payload: dict[str, Any]) -> dict[str, Any]:
+        steps = payload["steps"]
         start = time.perf_counter()
-        text, call = invoke_model(model, step_messages(state, step), sampling.llm_step, node="llm_step",
-                                  seed=sampling.seed, seed_key=(step["id"],))
-        output = text.strip()
-        result = StepResult(
-            step_id=step["id"], title=step["title"], tool=step["tool"], output=output,
-            ok=bool(output), error=None if output else "the model returned an empty answer",
-            calls=[call], seconds=round(time.perf_counter() - start, 3),
-        )
-        return {"results": [result.as_state()]}
+        answers = invoke_batch(model, [step_messages(payload, step) for step in steps], sampling.llm_step,
+                               node="llm_step", seed=sampling.seed, seed_key=tuple(s["id"] for s in steps))
+        seconds = round(time.perf_counter() - start, 3)
+        results = []
+        for step, (text, call) in zip(steps, answers):
+            output = text.strip()
+            results.append(StepResult(
+                step_id=step["id"], title=step["title"], tool=step["tool"], output=output,
+                ok=bool(output), error=None if output else "the model returned an empty answer",
+                calls=[call], seconds=seconds,
+            ).as_state())
+        return {"results": results}
 
     return llm_step

@@ -1,7 +1,8 @@
-"""One place where nodes call the chat model: sampling, seeding and token accounting."""
+"""One place where nodes call the chat model: sampling, seeding, batching and token accounting."""
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from typing import Any
@@ -11,6 +12,16 @@ from langchain_core.messages import BaseMessage
 
 from hierplan.config import Sampling
 from hierplan.schema import ModelCall
+
+# Parallel steps run in threads; a local model generates for one of them at a time (a batch counts as one),
+# which keeps seeding reproducible and never runs two generate passes fighting over the same cores.
+_locks: dict[int, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _model_lock(model: Any) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(id(model), threading.Lock())
 
 
 def is_local_pipeline(model: Any) -> bool:
@@ -34,6 +45,13 @@ def call_seed(seed: int, *keys: object) -> int:
     return (seed + zlib.crc32(repr(keys).encode())) % (2**32)
 
 
+def _seed(seed: int | None, node: str, seed_key: tuple) -> None:
+    if seed is not None:
+        from transformers import set_seed  # lazy: torch only when a local model runs
+
+        set_seed(call_seed(seed, node, *seed_key))
+
+
 def invoke_model(
     model: BaseChatModel,
     messages: list[BaseMessage],
@@ -48,29 +66,67 @@ def invoke_model(
 
     Remote or fake chat models get the messages only: their sampling is configured on the model itself.
     """
-    kwargs: dict[str, Any] = {}
-    local = is_local_pipeline(model)
-    if local:
-        kwargs["pipeline_kwargs"] = pipeline_kwargs(sampling, extra_pipeline_kwargs)
-        if seed is not None:
-            from transformers import set_seed  # lazy: torch only when a local model runs
-
-            set_seed(call_seed(seed, node, *seed_key))
-    start = time.perf_counter()
-    message = model.invoke(messages, **kwargs)
-    seconds = time.perf_counter() - start
-    text = message.content if isinstance(message.content, str) else str(message.content)
-    prompt_tokens, generated_tokens = _count_tokens(model, messages, text, message) if local else _usage(message)
-    return text, ModelCall(node=node, prompt_tokens=prompt_tokens, generated_tokens=generated_tokens,
-                           seconds=round(seconds, 3))
-
-
-def _count_tokens(model: Any, messages: list[BaseMessage], text: str, message: Any) -> tuple[int, int]:
-    # HuggingFacePipeline reports no usage, so count with the model's own tokenizer.
-    tokenizer = model.tokenizer
+    if not is_local_pipeline(model):
+        start = time.perf_counter()
+        message = model.invoke(messages)
+        return _text(message), _call(node, time.perf_counter() - start, *_usage(message))
+    kwargs = {"pipeline_kwargs": pipeline_kwargs(sampling, extra_pipeline_kwargs)}
+    with _model_lock(model):
+        _seed(seed, node, seed_key)
+        start = time.perf_counter()
+        message = model.invoke(messages, **kwargs)
+        seconds = time.perf_counter() - start
+    text = _text(message)
     prompt = model._to_chat_prompt(messages)
-    return len(tokenizer(prompt, add_special_tokens=False)["input_ids"]), len(
-        tokenizer(text, add_special_tokens=False)["input_ids"])
+    return text, _call(node, seconds, _count(model, prompt), _count(model, text))
+
+
+def invoke_batch(
+    model: BaseChatModel,
+    conversations: list[list[BaseMessage]],
+    sampling: Sampling,
+    *,
+    node: str,
+    seed: int | None = None,
+    seed_key: tuple = (),
+) -> list[tuple[str, ModelCall]]:
+    """Answer several conversations; a local pipeline does it in ONE left-padded generate pass."""
+    if len(conversations) == 1:
+        return [invoke_model(model, conversations[0], sampling, node=node, seed=seed, seed_key=seed_key)]
+    if not is_local_pipeline(model):
+        start = time.perf_counter()
+        messages = model.batch(conversations)
+        seconds = time.perf_counter() - start
+        return [(_text(m), _call(node, seconds, *_usage(m), batch=len(conversations))) for m in messages]
+    prompts = [model._to_chat_prompt(c) for c in conversations]
+    kwargs = {**pipeline_kwargs(sampling), "batch_size": len(prompts)}
+    llm = model.llm
+    with _model_lock(model):
+        _seed(seed, node, seed_key)
+        start = time.perf_counter()
+        # HuggingFacePipeline chunks prompts by its batch_size field before calling the pipeline.
+        if llm.batch_size < len(prompts):
+            llm.batch_size = len(prompts)
+        result = llm._generate(prompts, pipeline_kwargs=kwargs)
+        seconds = time.perf_counter() - start
+    texts = [generations[0].text for generations in result.generations]
+    return [(text, _call(node, seconds, _count(model, prompt), _count(model, text), batch=len(prompts)))
+            for prompt, text in zip(prompts, texts)]
+
+
+def _text(message: Any) -> str:
+    return message.content if isinstance(message.content, str) else str(message.content)
+
+
+def _call(node: str, seconds: float, prompt_tokens: int | None, generated_tokens: int | None,
+          batch: int = 1) -> ModelCall:
+    return ModelCall(node=node, prompt_tokens=prompt_tokens, generated_tokens=generated_tokens,
+                     seconds=round(seconds, 3), batch=batch)
+
+
+def _count(model: Any, text: str) -> int:
+    # HuggingFacePipeline reports no usage, so count with the model's own tokenizer.
+    return len(model.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 def _usage(message: Any) -> tuple[int | None, int | None]:

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.context import next_step, truncate
+from hierplan.nodes.context import truncate
 from hierplan.nodes.json_extract import strip_code_fences
 from hierplan.nodes.llm_step import step_messages
 from hierplan.nodes.model_call import invoke_model
@@ -54,13 +54,12 @@ def run_attempt(code: str, run_code: CodeRunner) -> CodeAttempt:
 
 def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: CodeRunner = default_runner,
                      max_repairs: int = MAX_CODE_REPAIRS):
-    def python_step(state: dict[str, Any]) -> dict[str, Any]:
-        step = next_step(state)
-        if step is None:
-            raise RuntimeError("python_step was routed to with every step already done")
+    def python_step(payload: dict[str, Any]) -> dict[str, Any]:
+        """``payload``: plan, results so far, and the ``step`` to run (sent by the scheduler)."""
+        step = payload["step"]
         start = time.perf_counter()
-        base = step_messages(state, step)
-        messages = [SystemMessage(prompts.CODE_SYSTEM.format(goal=state["plan"]["goal"])), base[1]]
+        base = step_messages(payload, step)
+        messages = [SystemMessage(prompts.CODE_SYSTEM.format(goal=payload["plan"]["goal"])), base[1]]
         attempts: list[CodeAttempt] = []
         calls = []
         for attempt_no in range(max_repairs + 1):
