@@ -8,6 +8,9 @@ LIMIT="${1:-8}"
 ROOT="${2:-eval-out/gsm8k-$(date +%Y%m%d-%H%M%S)}"
 TASKS="${GSM8K_TASKS:-/work/shared/eval/gsm8k_dev100.jsonl}"
 PY="${PYTHON:-.venv/bin/python}"
+# One torch/OpenMP thread per process by default: on a shared 2-core machine with other model processes, two
+# spinning OpenMP threads made one constrained planner call take 20+ minutes; one thread took about 1 minute.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
 # `hierplan eval` through the module, so this works whether or not main.py has wired the command yet.
 run_eval() {
   "$PY" - "$@" <<'PY'
