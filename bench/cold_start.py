@@ -85,8 +85,9 @@ chat = load_chat_model(os.environ.get("BENCH_MODEL") or None)
 t_loaded = since_process_start()
 reply = chat.invoke([HumanMessage("What is 2+3?")], pipeline_kwargs={"max_new_tokens": 1, "do_sample": False})
 t_first = since_process_start()
+cpu_first = time.process_time()
 info = chat.metadata["hierplan_model"]
-print("BENCH " + json.dumps({"interpreter": t_main, "loaded": t_loaded, "first_token": t_first,
+print("BENCH " + json.dumps({"interpreter": t_main, "loaded": t_loaded, "first_token": t_first, "cpu": cpu_first,
       "source": info["source"], "dtype": info["dtype"], "reply": reply.content}))
 """
 
@@ -117,7 +118,7 @@ def main() -> None:
         for i in range(args.runs):
             cached.append(run_child(cache, args.model))
             print(f"cached run {i + 1}: {cached[-1]}", flush=True)
-    med = {k: statistics.median(r[k] for r in cached) for k in ("interpreter", "loaded", "first_token")}
+    med = {k: statistics.median(r[k] for r in cached) for k in ("interpreter", "loaded", "first_token", "cpu")}
     best = min(r["first_token"] for r in cached)
     target = "met" if med["first_token"] <= 3.0 else "NOT met"
     print(f"cached median first token {med['first_token']:.2f} s (best {best:.2f} s), target <= 3 s {target}")
@@ -129,11 +130,16 @@ subprocess timing itself from its own start; model: {args.model or 'embedded Smo
 Command: `python bench/cold_start.py --runs {args.runs}`
 Machine: {machine_line()}
 
-| run | cache source | dtype | interpreter up | model loaded | first token |
-| --- | --- | --- | ---: | ---: | ---: |
-| first (empty cache) | {first['source']} | {first['dtype']} | {first['interpreter']:.2f} s | {first['loaded']:.2f} s | {first['first_token']:.2f} s |
-| cached, median of {args.runs} | {cached[0]['source']} | {cached[0]['dtype']} | {med['interpreter']:.2f} s | {med['loaded']:.2f} s | **{med['first_token']:.2f} s** |
-| cached, best | | | | | {best:.2f} s |
+| run | cache source | dtype | interpreter up | model loaded | first token | CPU time to first token |
+| --- | --- | --- | ---: | ---: | ---: | ---: |
+| first (empty cache) | {first['source']} | {first['dtype']} | {first['interpreter']:.2f} s | {first['loaded']:.2f} s | {first['first_token']:.2f} s | {first['cpu']:.2f} s |
+| cached, median of {args.runs} | {cached[0]['source']} | {cached[0]['dtype']} | {med['interpreter']:.2f} s | {med['loaded']:.2f} s | **{med['first_token']:.2f} s** | {med['cpu']:.2f} s |
+| cached, best | | | | | {best:.2f} s | |
+
+Times are wall-clock from process start. CPU time (user + system, all threads of the process) is given
+because this machine is shared: when other jobs compete for the 2 cores, wall time stretches while CPU
+time stays close to what the start costs on an idle machine (it over-counts the 2-thread generation
+slightly).
 
 Target: cached first token <= 3 s: **{target}**.
 """
