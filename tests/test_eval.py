@@ -358,3 +358,32 @@ def test_report_module_rewrites_the_summary_from_results_jsonl(loads, tmp_path, 
     md = (out / "summary.md").read_text()
     assert "| accuracy | 100.0% (1/1) |" in md and "- constrain: True" in md
     assert report.main([]) == 2
+
+
+def test_batched_llm_steps_count_their_pass_once_in_node_seconds():
+    batch = [{"node": "llm_step", "generated_tokens": 5, "seconds": 6.0, "batch": 3}]
+    state = {
+        "calls": [{"node": "planner", "generated_tokens": 10, "seconds": 2.0},
+                  {"node": "aggregator", "generated_tokens": 4, "seconds": 1.0}],
+        "results": [*({"step_id": i, "tool": "llm", "ok": True, "seconds": 6.0, "calls": batch} for i in (1, 2, 3)),
+                    {"step_id": 4, "tool": "python", "ok": True, "seconds": 1.5,
+                     "attempts": [{"ok": False}, {"ok": True}],
+                     "calls": [{"node": "python_step", "generated_tokens": 7, "seconds": 0.5}] * 2}],
+    }
+    metrics = task_metrics(state)
+    assert metrics["node_seconds"] == {"planner": 2.0, "llm_step": 6.0, "python_step": 1.5, "aggregator": 1.0}
+    assert metrics["generated_tokens"] == 10 + 4 + 3 * 5 + 2 * 7  # every prompt's own generated tokens
+    assert metrics["node_tokens"] == {"planner": 10, "llm_step": 15, "python_step": 14, "aggregator": 4}
+
+
+def test_parallel_steps_run_in_the_harness_and_sequential_flag_reaches_the_graph(loads, tmp_path, monkeypatch):
+    import hierplan.graph.builder as builder
+
+    seen = []
+    real = builder.build_graph
+    monkeypatch.setattr(builder, "build_graph", lambda *a, **k: seen.append(k["parallel"]) or real(*a, **k))
+    for extra in ([], ["--sequential"]):
+        assert cli([str(tasks_file(tmp_path, TASKS[:1])), "--out", str(tmp_path / f"o{len(extra)}"), *extra]) == 0
+        [row] = read_results(tmp_path / f"o{len(extra)}")
+        assert row["correct"] is True and row["steps_done"] == 3
+    assert seen == [True, False]

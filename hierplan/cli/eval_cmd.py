@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         "tasks file": args.tasks,
         "model": options.get("model") or os.environ.get("HIERPLAN_MODEL") or "embedded SmolLM2-135M-Instruct",
         "constrain": not options.get("no_constrain"),
+        "parallel steps": not options.get("sequential"),
         "seed": options.get("seed"),
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
@@ -106,7 +107,8 @@ def build_eval_graph(options: dict[str, Any], db: str | None) -> Any:
         from hierplan.store import open_checkpointer
 
         checkpointer = open_checkpointer(db)
-    return build_graph(model, checkpointer, sampling=sampling, constrain=not options.get("no_constrain"))
+    return build_graph(model, checkpointer, sampling=sampling, constrain=not options.get("no_constrain"),
+                       parallel=not options.get("sequential"))
 
 
 def _argv_guess(args: argparse.Namespace) -> list[str]:
@@ -115,8 +117,8 @@ def _argv_guess(args: argparse.Namespace) -> list[str]:
                         ("--max-new-tokens", args.max_new_tokens), ("--temperature", args.temperature)):
         if value is not None:
             argv += [flag, str(value)]
-    if args.no_constrain:
-        argv.append("--no-constrain")
+    argv += [flag for flag, on in (("--no-constrain", args.no_constrain),
+                                   ("--sequential", getattr(args, "sequential", False))) if on]
     return argv
 
 

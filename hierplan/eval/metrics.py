@@ -18,15 +18,22 @@ def all_calls(state: dict[str, Any]) -> list[dict[str, Any]]:
     return calls
 
 
+def _batch(result: dict[str, Any]) -> int:
+    """How many steps shared this step's generate pass (LLM steps ready together are batched)."""
+    return max([int(c.get("batch") or 1) for c in result.get("calls") or []] or [1])
+
+
 def node_seconds(state: dict[str, Any]) -> dict[str, float]:
     """Wall time per node: model-call seconds for planner and aggregator, step seconds for the steps
-    (a Python step's time includes its sandbox runs and repairs)."""
+    (a Python step's time includes its sandbox runs and repairs). LLM steps batched together all report the
+    batch's seconds, so each counts its share and the batch is counted once. Steps that run in parallel
+    overlap, so the nodes can add up to more than the task's wall time."""
     seconds: dict[str, float] = defaultdict(float)
     for call in state.get("calls") or []:
-        seconds[call.get("node") or "?"] += float(call.get("seconds") or 0.0)
+        seconds[call.get("node") or "?"] += float(call.get("seconds") or 0.0) / max(int(call.get("batch") or 1), 1)
     for result in state.get("results") or []:
         node = "python_step" if result.get("tool") == "python" else "llm_step"
-        seconds[node] += float(result.get("seconds") or 0.0)
+        seconds[node] += float(result.get("seconds") or 0.0) / _batch(result)
     return {node: round(seconds.get(node, 0.0), 3) for node in (*NODES, *sorted(set(seconds) - set(NODES)))}
 
 
