@@ -177,7 +177,6 @@ def worst_case_json_bytes(schema_model: Any) -> int:
 
 # Token budget the planner decodes under; near its end the processor closes the JSON (see _restrict).
 DEFAULT_MAX_NEW_TOKENS = 700
-_CLOSE_BYTES = frozenset(b'"[]}')
 
 
 def _pipeline_of(chat_model: Any) -> Any | None:
@@ -202,7 +201,6 @@ class _Compiled:
     def __init__(self, tokenizer: Any, vocab_size: int, stop_ids: list[int], regex: str):
         import llguidance
         import llguidance.hf
-        import torch
 
         self.lltok = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=stop_ids)
         self.grammar = llguidance.LLMatcher.grammar_from_regex(regex)
@@ -211,16 +209,13 @@ class _Compiled:
             raise ValueError(f"plan grammar rejected by llguidance: {error}")
         self.vocab_size, self.stop_ids = vocab_size, stop_ids
         self.by_bytes: dict[bytes, int] = {}
-        close = torch.zeros(vocab_size, dtype=torch.bool)
         for tid in range(min(vocab_size, self.lltok.vocab_size)):
-            if self.lltok.is_special_token(tid):
-                continue
-            text = self.lltok.decode_bytes([tid])
+            text = b"" if self.lltok.is_special_token(tid) else self.lltok.decode_bytes([tid])
             if text:
                 self.by_bytes.setdefault(text, tid)
-                close[tid] = set(text) <= _CLOSE_BYTES
-        close[stop_ids] = True
-        self.close = close
+        # Closing moves: inside a string, end it; outside, end a list or object, or open a list (for "[]").
+        self.quote = [self.by_bytes[b'"']]
+        self.closers = [self.by_bytes[b] for b in (b"]", b"}", b"[") if b in self.by_bytes]
         self.max_piece = max(len(b) for b in self.by_bytes)
         self.reserve = self._closing_cost() + 16  # tokens kept back to finish any plan
 
@@ -234,24 +229,43 @@ class _Compiled:
         import llguidance.torch as lt
         import torch
 
-        matcher, bitmask = self.matcher(), lt.allocate_token_bitmask(1, self.vocab_size)
+        matcher, bitmask, state = self.matcher(), lt.allocate_token_bitmask(1, self.vocab_size), (False, False)
         for used in range(4096):
             scores = torch.zeros(1, self.vocab_size)
-            _restrict(matcher, bitmask, scores, self, closing=True)
+            _restrict(matcher, bitmask, scores, self, closing=True, in_string=state[0])
             token = int(scores[0].argmax())
             if token in self.stop_ids:
                 return used + 1
             if not matcher.consume_token(token):
                 raise RuntimeError(f"plan grammar closer broke the grammar: {matcher.get_error()}")
+            state = _scan(state, self.lltok.decode_bytes([token]))
         raise RuntimeError("plan grammar closer did not terminate")
 
 
-def _restrict(matcher: Any, bitmask: Any, scores: Any, comp: _Compiled, closing: bool, row: int = 0) -> None:
+def _scan(state: tuple[bool, bool], text: bytes) -> tuple[bool, bool]:
+    """(inside a JSON string, after a backslash) once ``text`` is appended."""
+    inside, escaped = state
+    for byte in text:
+        if escaped:
+            escaped = False
+        elif byte == 0x5C and inside:
+            escaped = True
+        elif byte == 0x22:
+            inside = not inside
+    return inside, escaped
+
+
+def _restrict(
+    matcher: Any, bitmask: Any, scores: Any, comp: _Compiled, closing: bool, row: int = 0, in_string: bool = False
+) -> None:
     """Mask ``scores[row]`` to the grammar; when ``closing``, only to moves that finish the JSON fastest."""
     import llguidance.torch as lt
+    import torch
 
     lt.fill_next_token_bitmask(matcher, bitmask, row)
-    lt.apply_token_bitmask_inplace(scores[row : row + 1], bitmask[row : row + 1])
+    # Unpack the 32-bit words here: llguidance's own apply goes through torch.compile (seconds, needs a C compiler).
+    bits = (bitmask[row].unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1
+    scores[row].masked_fill_(bits.flatten()[: scores.shape[1]] == 0, float("-inf"))
     if not closing:
         return
     forced = matcher.compute_ff_bytes()
@@ -259,13 +273,16 @@ def _restrict(matcher: Any, bitmask: Any, scores: Any, comp: _Compiled, closing:
         for n in range(min(len(forced), comp.max_piece), 0, -1):
             tid = comp.by_bytes.get(forced[:n])
             if tid is not None and scores[row, tid] != float("-inf"):
-                keep = scores[row, tid].clone()
-                scores[row].fill_(float("-inf"))
-                scores[row, tid] = keep
-                return
-    allowed = scores[row] != float("-inf")
-    if bool((allowed & comp.close).any()):  # close a string/list/object, or end
-        scores[row].masked_fill_(~comp.close, float("-inf"))
+                return _only(scores, row, tid)
+    for tid in (comp.quote if in_string else comp.closers) + comp.stop_ids:  # else leave the model's choice
+        if scores[row, tid] != float("-inf"):
+            return _only(scores, row, tid)
+
+
+def _only(scores: Any, row: int, tid: int) -> None:
+    keep = scores[row, tid].clone()
+    scores[row].fill_(float("-inf"))
+    scores[row, tid] = keep
 
 
 def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
@@ -273,25 +290,33 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
     import torch
     from transformers import LogitsProcessor
 
+    closing_from = None if max_new_tokens is None else max(max_new_tokens - comp.reserve, 0)
+
     class PlanGrammarProcessor(LogitsProcessor):
         """Masks logits to the plan grammar; stateful, so one per generate() call."""
 
         def __init__(self) -> None:
             self.matchers: list[Any] = []
+            self.states: list[tuple[bool, bool]] = []
             self.prompt_len = 0
 
         def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
             if not self.matchers:
                 self.matchers = [comp.matcher() for _ in range(input_ids.shape[0])]
+                self.states = [(False, False)] * input_ids.shape[0]
                 self.bitmask = lt.allocate_token_bitmask(input_ids.shape[0], comp.vocab_size)
                 self.prompt_len = input_ids.shape[1]
             else:
                 for row, matcher in enumerate(self.matchers):
                     token = int(input_ids[row, -1])
-                    if not matcher.is_stopped() and not matcher.consume_token(token):
+                    if matcher.is_stopped():
+                        continue
+                    if not matcher.consume_token(token):
                         raise RuntimeError(f"token {token} broke the plan grammar: {matcher.get_error()}")
+                    if closing_from is not None:
+                        self.states[row] = _scan(self.states[row], comp.lltok.decode_bytes([token]))
             generated = input_ids.shape[1] - self.prompt_len
-            closing = max_new_tokens is not None and max_new_tokens - generated <= comp.reserve
+            closing = closing_from is not None and generated >= closing_from
             view = scores[:, : comp.vocab_size]
             if scores.shape[1] > comp.vocab_size:
                 scores[:, comp.vocab_size :] = float("-inf")
@@ -301,7 +326,7 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
                     done[comp.stop_ids] = view[row, comp.stop_ids]
                     view[row] = done
                 else:
-                    _restrict(matcher, self.bitmask, view, comp, closing, row)
+                    _restrict(matcher, self.bitmask, view, comp, closing, row, self.states[row][0])
             return scores
 
     return PlanGrammarProcessor()
