@@ -92,11 +92,13 @@ print("BENCH " + json.dumps({"interpreter": t_main, "loaded": t_loaded, "first_t
 """
 
 
-def run_child(cache_dir: str, model: str | None) -> dict:
+def run_child(cache_dir: str, model: str | None, threads: int | None = None) -> dict:
 
     env = {**os.environ, "HIERPLAN_CACHE_DIR": cache_dir, "HF_HUB_OFFLINE": "1", "BENCH_SPAWNED_AT": str(time.time())}
     if model:
         env["BENCH_MODEL"] = model
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
     done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=False)
     for line in done.stdout.splitlines():
         if line.startswith("BENCH "):
@@ -108,15 +110,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="cached runs (median reported)")
     parser.add_argument("--model", default=None, help="model (default: embedded SmolLM2 GGUF)")
+    parser.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS for the children")
     parser.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="hierplan-bench-cache-") as cache:
-        first = run_child(cache, args.model)
+        first = run_child(cache, args.model, args.threads)
         print(f"first run (empty cache): {first}", flush=True)
         cached = []
         for i in range(args.runs):
-            cached.append(run_child(cache, args.model))
+            cached.append(run_child(cache, args.model, args.threads))
             print(f"cached run {i + 1}: {cached[-1]}", flush=True)
     med = {k: statistics.median(r[k] for r in cached) for k in ("interpreter", "loaded", "first_token", "cpu")}
     best = min(r["first_token"] for r in cached)
@@ -127,7 +130,7 @@ def main() -> None:
     body = f"""Process start to first generated token (`load_chat_model()` + 1-token `chat.invoke`), each a fresh
 subprocess timing itself from its own start; model: {args.model or 'embedded SmolLM2-135M-Instruct Q4_1 GGUF'}.
 
-Command: `python bench/cold_start.py --runs {args.runs}`
+Command: `python bench/cold_start.py --runs {args.runs}{f" --threads {args.threads}" if args.threads else ""}`
 Machine: {machine_line()}
 
 | run | cache source | dtype | interpreter up | model loaded | first token | CPU time to first token |

@@ -41,6 +41,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--agree-tokens", type=int, default=48)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     n = args.tokens
@@ -49,6 +50,9 @@ def main() -> None:
     from langchain_core.messages import HumanMessage
 
     from hierplan.models import load_chat_model
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
     from hierplan.models.loader import _from_pretrained
     from hierplan.models.resolve import resolve_model
 
@@ -67,20 +71,24 @@ def main() -> None:
 
     def run_hierplan() -> float:
         kwargs = {**AGENT, "max_new_tokens": n, "min_new_tokens": n}
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         chat.invoke([HumanMessage(PROMPT)], pipeline_kwargs=kwargs)
+        cpu_rates["hierplan"].append(n / (time.process_time() - cpu))
         return n / (time.perf_counter() - start)
 
     def run_plain(model=None) -> float:
         model = base if model is None else model
         torch.manual_seed(0)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         with torch.inference_mode():
             out = model.generate(**inputs, **AGENT, max_new_tokens=n, min_new_tokens=n, pad_token_id=2)
         assert out.shape[1] - inputs["input_ids"].shape[1] == n
+        cpu_rates["plain" if model is base else "plain_chosen"].append(n / (time.process_time() - cpu))
         return n / (time.perf_counter() - start)
 
-    run_hierplan(), run_plain()  # warm-up (first-call kernel setup)
+    cpu_rates: dict[str, list[float]] = {"hierplan": [], "plain": [], "plain_chosen": []}
+    run_hierplan(), run_plain(), run_plain(pipe_model)  # warm-up (first-call kernel setup)
+    cpu_rates = {k: [] for k in cpu_rates}
     rates: dict[str, list[float]] = {"hierplan": [], "plain": [], "plain_chosen": []}
     for i in range(args.repeats):
         rates["plain"].append(run_plain())
@@ -88,7 +96,9 @@ def main() -> None:
         rates["plain_chosen"].append(run_plain(pipe_model))
         print(f"repeat {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} tok/s" for k, v in rates.items()), flush=True)
     med = {k: statistics.median(v) for k, v in rates.items()}
+    cpu_med = {k: statistics.median(v) for k, v in cpu_rates.items()}
     ratio = med["hierplan"] / med["plain"]
+    cpu_ratio = cpu_med["hierplan"] / cpu_med["plain"]
 
     # Greedy agreement: the chosen dtype (the hierplan model) vs fp32 (baseline), same prompts.
     agree_rows = []
@@ -107,7 +117,7 @@ def main() -> None:
         print(f"agree {prompt!r}: identical={a == b} common prefix {same}/{len(a)}", flush=True)
 
     target = "met" if ratio >= 1.4 else "NOT met"
-    print(f"plain fp32 {med['plain']:.1f} tok/s, hierplan {info['dtype']} {med['hierplan']:.1f} tok/s, ratio {ratio:.2f}x ({target})")
+    print(f"plain fp32 {med['plain']:.1f} tok/s, hierplan {info['dtype']} {med['hierplan']:.1f} tok/s, ratio {ratio:.2f}x ({target}); per CPU-second {cpu_ratio:.2f}x")
     if args.no_write:
         return
     identical = sum(r[3] for r in agree_rows)
@@ -118,14 +128,14 @@ warm-up each. Baseline: the tutorial's plain path, GGUF loaded in float32 (loade
 `model.generate`. hierplan: `load_chat_model()` (source: {info['source']}, dtype {info['dtype']}) and
 `chat.invoke(..., pipeline_kwargs=...)` through the text-generation pipeline.
 
-Command: `python bench/decode.py --tokens {n} --repeats {args.repeats}`
+Command: `python bench/decode.py --tokens {n} --repeats {args.repeats}{f" --threads {args.threads}" if args.threads else ""}` (torch threads: {torch.get_num_threads()})
 Machine: {machine_line()}
 
-| path | dtype | tok/s (median) | runs | vs plain |
-| --- | --- | ---: | --- | ---: |
-| plain `model.generate` | float32 | {med['plain']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain'])} | 1.00x |
-| plain `model.generate`, hierplan's weights | {info['dtype']} | {med['plain_chosen']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain_chosen'])} | {med['plain_chosen'] / med['plain']:.2f}x |
-| hierplan `load_chat_model` + pipeline | {info['dtype']} | {med['hierplan']:.1f} | {", ".join(f"{r:.1f}" for r in rates['hierplan'])} | **{ratio:.2f}x** |
+| path | dtype | tok/s (median) | runs | vs plain | tok per CPU-second | vs plain |
+| --- | --- | ---: | --- | ---: | ---: | ---: |
+| plain `model.generate` | float32 | {med['plain']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain'])} | 1.00x | {cpu_med['plain']:.1f} | 1.00x |
+| plain `model.generate`, hierplan's weights | {info['dtype']} | {med['plain_chosen']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain_chosen'])} | {med['plain_chosen'] / med['plain']:.2f}x | {cpu_med['plain_chosen']:.1f} | {cpu_med['plain_chosen'] / cpu_med['plain']:.2f}x |
+| hierplan `load_chat_model` + pipeline | {info['dtype']} | {med['hierplan']:.1f} | {", ".join(f"{r:.1f}" for r in rates['hierplan'])} | **{ratio:.2f}x** | {cpu_med['hierplan']:.1f} | {cpu_ratio:.2f}x |
 
 Target >= 1.4x: **{target}**.
 
