@@ -6,6 +6,7 @@ module's globals at call time, so tests/conftest.py can block all of them with o
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
@@ -223,6 +224,20 @@ def _load_weights(spec: ModelSpec, device: str, quantize: str | None) -> tuple[A
     return model, tokenizer, info
 
 
+@contextlib.contextmanager
+def _quiet_progress_bars():
+    """transformers draws a progress bar per tensor pass; the CLI has its own progress line."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
 def load_chat_model(
     model: str | os.PathLike | None = None,
     *,
@@ -246,7 +261,8 @@ def load_chat_model(
     quantize = _normalize_quantize(quantize)
     try:
         device = pick_device(device)
-        weights, tokenizer, info = _load_weights(spec, device, quantize)
+        with _quiet_progress_bars():
+            weights, tokenizer, info = _load_weights(spec, device, quantize)
         _configure(weights, tokenizer, max_new_tokens)
         chat = _wrap(weights, tokenizer, spec.name, max_new_tokens, info)
     except (HierplanError, AssertionError):
