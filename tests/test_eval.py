@@ -209,6 +209,7 @@ def test_harness_counts_plan_paths_python_repairs_tokens_and_errors(tmp_path):
 
     # Q2: the first plan did not parse; the retry's plan has two python steps, both fine first time.
     assert (q2["plan_source"], q2["plan_valid_first_pass"], q2["plan_failures"]) == ("retry", False, 1)
+    assert len(q2["plan_errors"]) == 1 and q2["plan_errors"][0].startswith("model: ") and q1["plan_errors"] == []
     assert (q2["python_steps"], q2["python_ok_first_try"], q2["python_ok"]) == (2, 2, 2)
     assert q1["python_errors"] == ["ZeroDivisionError: division by zero"] and q2["python_errors"] == []
     assert q2["correct"] is True and q2["predicted"] == "$1,000.00"

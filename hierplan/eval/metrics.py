@@ -55,6 +55,8 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
         "plan_source": source,
         "plan_valid_first_pass": None if source is None else source in VALID_FIRST_PASS,
         "plan_failures": len(state.get("plan_failures") or []),
+        "plan_errors": [f"{f.get('source')}: {(f.get('error') or '')[:ERROR_CHARS]}"
+                        for f in state.get("plan_failures") or []],
         "steps": len(plan.get("steps") or []),
         "steps_done": len(results),
         "python_steps": sum(1 for s in plan.get("steps") or [] if s.get("tool") == "python"),
