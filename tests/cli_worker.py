@@ -10,6 +10,7 @@ Configured by environment variables:
      "pause": {"at": "planner" | "llm_step" | "python_step" | "aggregator" | "scheduler" | "sandbox",
                "step": 3,                    # llm_step/python_step: which step; scheduler: which call (1-based)
                "seconds": 30},               # how long to sleep once the marker is written
+     "tag": "run-a",                         # llm_step replies are "run-a: answer for step N"
      "fail": {"at": "llm_step", "step": 2, "message": "boom"}}   # raise RuntimeError(message) there
   "sandbox" pauses nothing itself: it writes the marker as soon as the sandbox process is spawned.
 - HIERPLAN_WORKER_DIR: folder for the marker file ``paused`` (written when the pause point is reached).
@@ -61,6 +62,7 @@ def install_fake(spec: dict) -> None:
     calls_file = os.environ.get("HIERPLAN_WORKER_CALLS")
     plan_text = plan_json(spec.get("plan") or ["llm", "python", "llm", "llm"])
     code = spec.get("code", "print(42)")
+    tag = f"{spec['tag']}: " if spec.get("tag") else ""
 
     def hit(point: dict, node: str, step: int | None) -> bool:
         return point.get("at") == node and point.get("step") in (None, step)
@@ -83,7 +85,7 @@ def install_fake(spec: dict) -> None:
                 return code
             if node == "aggregator":
                 return "FINAL ANSWER"
-            return f"answer for step {step}"
+            return f"{tag}answer for step {step}"
         return answer
 
     def fake_load(model=None, **kwargs):
