@@ -350,3 +350,23 @@ def test_ctrl_c_in_a_step_marks_the_run_interrupted(models, db, capsys):
     scripts.append({"llm_step": ["two", "three"], "aggregator": ["FINAL"]})
     assert main(["resume", "c", "--db", db]) == 0
     assert results_of(db, "c") == [(1, "one"), (2, "two"), (3, "three")]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: run_cmd.execute's failure handler calls store.set_status, which "
+                                       "raises on the same locked database and masks the original error and "
+                                       "the 'hierplan resume' hint")
+def test_locked_mid_run_error_still_says_how_to_resume(models, db, capsys, monkeypatch):
+    monkeypatch.setattr(hierplan.store, "BUSY_TIMEOUT_MS", 200)
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+
+    def lock_then_answer(messages):
+        holder.execute("BEGIN EXCLUSIVE")  # another program takes the database while step 2 runs
+        return "two"
+
+    models[0].append(script(llm_step=["one", lock_then_answer]))
+    try:
+        assert main(["run", "t", "--db", db, "--run-id", "m"]) == 1
+        one_line_error(capsys.readouterr().err, "database is locked", "hierplan resume m")
+    finally:
+        holder.rollback()
+        holder.close()
