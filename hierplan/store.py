@@ -53,6 +53,15 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+def read_checkpoint(saver, run_id: str, path: str) -> dict[str, Any]:
+    """The latest checkpointed state values of a run ({} before its first checkpoint)."""
+    try:
+        tup = saver.get_tuple({"configurable": {"thread_id": run_id}})
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseError(f"cannot use database {path}: {exc} (pass another file with --db)") from exc
+    return dict(tup.checkpoint["channel_values"]) if tup else {}
+
+
 def open_checkpointer(path: str = MEMORY):
     """A LangGraph SqliteSaver on ``path`` (":memory:" for a throwaway one)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -107,12 +116,19 @@ def check_run_id(run_id: str) -> str:
 class RunStore:
     """Who ran what, when, and how it ended. The checkpoints themselves live in the saver's tables."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, path: str = MEMORY):
         self.conn = conn
+        self.path = path
 
     @classmethod
     def open(cls, path: str) -> "RunStore":
-        return cls(connect(path))
+        return cls(connect(path), path)
+
+    def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(f"cannot use database {self.path}: {exc} (pass another file with --db)") from exc
 
     def _write(self, sql: str, params: tuple) -> None:
         try:
@@ -121,7 +137,7 @@ class RunStore:
         except sqlite3.IntegrityError:
             raise
         except sqlite3.DatabaseError as exc:
-            raise DatabaseError(f"cannot write to the run database: {exc}") from exc
+            raise DatabaseError(f"cannot write to database {self.path}: {exc}") from exc
 
     def create(self, task: str, options: dict[str, Any], run_id: str | None = None) -> str:
         run_id = check_run_id(run_id) if run_id else uuid.uuid4().hex[:8]
@@ -143,13 +159,14 @@ class RunStore:
                           (status, time.time(), pid, socket.gethostname(), error, run_id))
 
     def get(self, run_id: str) -> RunRecord:
-        row = self.conn.execute("SELECT * FROM hierplan_runs WHERE id=?", (check_run_id(run_id),)).fetchone()
+        rows = self._read("SELECT * FROM hierplan_runs WHERE id=?", (check_run_id(run_id),))
+        row = rows[0] if rows else None
         if row is None:
             raise RunNotFoundError(f"no run {run_id!r} in this database (list runs with: hierplan runs)")
         return self._record(row)
 
     def list(self) -> list[RunRecord]:
-        rows = self.conn.execute("SELECT * FROM hierplan_runs ORDER BY started DESC").fetchall()
+        rows = self._read("SELECT * FROM hierplan_runs ORDER BY started DESC")
         return [self._record(r) for r in rows]
 
     @staticmethod

@@ -111,8 +111,6 @@ def test_invalid_utf8_after_valid_text_on_stdin(models, db, capsys, monkeypatch)
     assert statuses(db) == {"keep": "done"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a task argument with invalid UTF-8 bytes reaches SQLite as lone "
-                                       "surrogates: UnicodeEncodeError, exit 1, instead of a usage error")
 def test_invalid_utf8_in_the_task_argument_is_a_usage_error(tmp_path):
     db = str(tmp_path / "a.sqlite")
     proc = subprocess.run([sys.executable, WORKER, "run", b"plan \xff\xfe day", "--db", db], capture_output=True,
@@ -252,9 +250,6 @@ def test_corrupted_pages_give_one_line_and_exit_1(models, db, capsys, argv):
     one_line_error(capsys.readouterr().err, "malformed")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: reads of a corrupted database (RunStore.get/list, the saver's "
-                                       "get_tuple) are not wrapped: 'DatabaseError: ... (run again with --debug')' "
-                                       "instead of 'cannot use database PATH: ...'")
 @pytest.mark.parametrize("argv", [["show", "keep"], ["resume", "keep"]])
 def test_corrupted_pages_name_the_database(models, db, capsys, argv):
     existing_run(models, db, capsys)
@@ -352,9 +347,6 @@ def test_ctrl_c_in_a_step_marks_the_run_interrupted(models, db, capsys):
     assert results_of(db, "c") == [(1, "one"), (2, "two"), (3, "three")]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: run_cmd.execute's failure handler calls store.set_status, which "
-                                       "raises on the same locked database and masks the original error and "
-                                       "the 'hierplan resume' hint")
 def test_locked_mid_run_error_still_says_how_to_resume(models, db, capsys, monkeypatch):
     monkeypatch.setattr(hierplan.store, "BUSY_TIMEOUT_MS", 200)
     holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)

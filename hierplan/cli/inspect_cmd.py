@@ -46,12 +46,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def run_state(db: str, run_id: str) -> tuple[Any, dict[str, Any]]:
     """The run's record and its latest checkpointed state values (empty before the first checkpoint)."""
-    from hierplan.store import open_checkpointer
+    from hierplan.store import open_checkpointer, read_checkpoint
 
     record = RunStore.open(db).get(check_run_id(run_id))
-    saver = open_checkpointer(db)
-    tup = saver.get_tuple({"configurable": {"thread_id": record.id}})
-    return record, dict(tup.checkpoint["channel_values"]) if tup else {}
+    return record, read_checkpoint(open_checkpointer(db), record.id, db)
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from hierplan.config import SamplingConfig, default_db_path
-from hierplan.errors import HierplanError, UsageError
+from hierplan.errors import DatabaseError, HierplanError, UsageError
 from hierplan.store import RunStore, check_run_id
 
 DEMO_TASK = (
@@ -63,6 +63,10 @@ def read_task(task: str | None) -> str:
                 task = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise UsageError(f"the task on stdin is not valid UTF-8 (byte {exc.start})") from exc
+    try:
+        task.encode("utf-8")
+    except UnicodeEncodeError as exc:  # undecodable bytes in argv arrive as lone surrogates
+        raise UsageError(f"the task is not valid UTF-8 (character {exc.start})") from exc
     task = task.strip()
     if not task:
         raise UsageError("the task is empty")
@@ -119,14 +123,14 @@ def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: 
         final = graph.get_state(config).values.get("final")
     except KeyboardInterrupt:
         reporter.close()
-        store.set_status(run_id, "interrupted")
+        _record_status(store, run_id, "interrupted")
         reporter.run_finished(run_id, "interrupted", error="interrupted by the user")
         print(f"interrupted; continue with: hierplan resume {run_id}", file=sys.stderr)
         return 130
     except Exception as exc:
         reporter.close()
         error = f"{type(exc).__name__}: {exc}"
-        store.set_status(run_id, "failed", error=error)
+        _record_status(store, run_id, "failed", error)
         reporter.run_finished(run_id, "failed", error=error)
         if args.debug:
             raise
@@ -135,6 +139,14 @@ def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: 
     store.set_status(run_id, "done")
     reporter.run_finished(run_id, "done", final=final)
     return 0
+
+
+def _record_status(store: RunStore, run_id: str, status: str, error: str | None = None) -> None:
+    """Best effort while handling another error: the database may be what failed (locked, full)."""
+    try:
+        store.set_status(run_id, status, error=error)
+    except DatabaseError:
+        pass  # the runs list shows the run as interrupted once this process is gone
 
 
 def build_for_cli(options: dict[str, Any], db: str, reporter) -> Any:
