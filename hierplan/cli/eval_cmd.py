@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
     }
     log(f"{len(tasks)} tasks from {args.tasks}; writing {out}/results.jsonl")
-    # The meta goes down first, so `python -m hierplan.eval.report DIR` can summarise a killed evaluation.
+    # The meta goes down first, so `python -m hierplan.eval DIR` can summarise a killed evaluation.
     (out / "summary.json").write_text(json.dumps({"meta": meta, "summary": None}, indent=2) + "\n",
                                       encoding="utf-8")
     graph = build_eval_graph(options, args.db)

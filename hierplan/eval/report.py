@@ -111,12 +111,12 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hierplan.eval.report DIR``: (re)write DIR/summary.md from DIR/results.jsonl."""
+    """``python -m hierplan.eval DIR``: (re)write DIR/summary.md from DIR/results.jsonl."""
     import sys
 
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m hierplan.eval.report DIR", file=sys.stderr)
+        print("usage: python -m hierplan.eval DIR", file=sys.stderr)
         return 2
     folder = Path(argv[0])
     records = read_results(folder / "results.jsonl")
