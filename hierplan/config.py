@@ -9,6 +9,8 @@ from pathlib import Path
 # Context handed to later nodes, as the original tutorial truncated it.
 STEP_CONTEXT_CHARS = 1500
 AGGREGATOR_CONTEXT_CHARS = 2500
+# Steps see the task itself too (a model-written goal can drop the numbers a step needs).
+TASK_CONTEXT_CHARS = 1500
 
 # Token budgets per node (the seed spent up to 650 + 700 per step + 900).
 PLANNER_MAX_NEW_TOKENS = 650

@@ -17,7 +17,8 @@ MAX_INSTRUCTION_CHARS = 500
 MAX_EXPECTED_CHARS = 240
 
 Tool = Literal["none", "llm", "python"]
-PlanSource = Literal["model", "retry", "fallback", "constrained"]
+PlanSource = Literal["model", "retry", "fallback", "constrained", "edited"]
+MAX_REVISED_STEPS = 4
 
 
 class Step(BaseModel):
@@ -52,6 +53,21 @@ class Plan(BaseModel):
         for text in self.assumptions:
             if len(text) > MAX_ASSUMPTION_CHARS:
                 raise ValueError(f"assumption longer than {MAX_ASSUMPTION_CHARS} characters")
+        return self
+
+
+class Revision(BaseModel):
+    """What the replanner asks the model for: the steps that replace the unfinished ones."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    steps: list[Step] = Field(min_length=1, max_length=MAX_REVISED_STEPS)
+
+    @model_validator(mode="after")
+    def _ids_in_order(self) -> "Revision":
+        for index, step in enumerate(self.steps, start=1):
+            if step.id != index:
+                raise ValueError(f"step ids must be 1..{len(self.steps)} in order")
         return self
 
 

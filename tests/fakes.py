@@ -24,6 +24,8 @@ def node_of(messages: list[BaseMessage]) -> str:
         return "python_step"
     if system == prompts.AGGREGATOR_SYSTEM:
         return "aggregator"
+    if system == prompts.REPLANNER_SYSTEM:
+        return "replanner"
     return "llm_step"
 
 

@@ -53,10 +53,10 @@ def test_dispatch_routes_by_tool_and_ends_at_the_aggregator():
     dispatch = make_dispatch(parallel=True)
     plan = plan_of("llm", "python", "none")
     assert sent(dispatch({"task": "t", "plan": plan, "results": []})) == [("llm_step", [1])]
-    assert sent(dispatch({"task": "t", "plan": plan, "results": [{"step_id": 1}]})) == [("python_step", 2)]
-    assert sent(dispatch({"task": "t", "plan": plan, "results": [{"step_id": 1}, {"step_id": 2}]})) == [
+    assert sent(dispatch({"task": "t", "plan": plan, "results": [{"step_id": 1, "ok": True}]})) == [("python_step", 2)]
+    assert sent(dispatch({"task": "t", "plan": plan, "results": [{"step_id": 1, "ok": True}, {"step_id": 2, "ok": True}]})) == [
         ("llm_step", [3])]
-    done = [{"step_id": i} for i in (1, 2, 3)]
+    done = [{"step_id": i, "ok": True} for i in (1, 2, 3)]
     assert dispatch({"task": "t", "plan": plan, "results": done}) == "aggregator"
 
 

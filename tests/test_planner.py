@@ -9,6 +9,7 @@ from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object, strip_code_fences
 from hierplan.nodes.planner import make_planner, parse_plan
+from hierplan.schema import Plan
 
 
 def run_planner(replies: dict, constraint=None):
@@ -52,17 +53,17 @@ def test_fallback_after_two_failures_is_three_llm_steps():
 def test_constrained_path_is_recorded_and_passes_the_constraint_kwargs():
     seen = []
 
-    def constraint(model):
-        seen.append(model)
+    def constraint(model, schema, max_new_tokens):
+        seen.append((model, schema, max_new_tokens))
         return {"logits_processor": "grammar"}
 
     model, update = run_planner({"planner": [plan_json(["python", "llm", "llm"])]}, constraint)
     assert update["plan_source"] == "constrained"
-    assert seen == [model]
+    assert seen == [(model, Plan, 650)]
 
 
 def test_constraint_factory_returning_none_means_the_plain_model_path():
-    _, update = run_planner({"planner": [plan_json(["llm"] * 3)]}, lambda m: None)
+    _, update = run_planner({"planner": [plan_json(["llm"] * 3)]}, lambda *args: None)
     assert update["plan_source"] == "model"
 
 
@@ -101,3 +102,8 @@ def test_strip_code_fences():
     assert strip_code_fences("Here:\n```python\nprint(1)\n```\nDone") == "print(1)"
     assert strip_code_fences("print(2)") == "print(2)"
     assert strip_code_fences("```\nx = 1\nprint(x)") == "x = 1\nprint(x)"
+
+
+def test_prose_around_unfenced_code_is_dropped():
+    assert strip_code_fences("Here is the code:\nx = 3 * 7\nprint(x)\nThis prints 21.") == "x = 3 * 7\nprint(x)"
+    assert strip_code_fences("print(1 +") == "print(1 +"  # nothing compiles: left for the repair loop

@@ -78,6 +78,13 @@ def cmd_show(args: argparse.Namespace) -> int:
             if r.get("code"):
                 console.print(r["code"], markup=False, style="cyan")
             console.print(r["output"], markup=False)
+    for revision in values.get("replans") or []:
+        console.rule(f"Replan after step {revision['failed_step']} failed", style="yellow")
+        if revision["applied"]:
+            for step in revision["steps"]:
+                console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
+        else:
+            console.print(f"no usable revision: {revision.get('parse_error')}", markup=False)
     if values.get("final"):
         console.rule("Final answer")
         console.print(values["final"], markup=False)

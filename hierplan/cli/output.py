@@ -30,6 +30,9 @@ class JsonReporter:
         elif node in ("python_step", "llm_step"):
             for result in update.get("results") or []:
                 self.emit("step_finished", **result)
+        elif node == "replanner":
+            for revision in update.get("replans") or []:
+                self.emit("replan", **revision)
         elif node == "aggregator":
             self.emit("final", final=update["final"])
 
@@ -71,6 +74,11 @@ class HumanReporter:
             for result in update.get("results") or []:
                 self.done.add(result["step_id"])
                 self._print_step(result)
+        elif node == "replanner":
+            if "plan" in update:
+                self.plan = update["plan"]
+            for revision in update.get("replans") or []:
+                self._print_revision(revision)
         elif node == "aggregator":
             self.console.rule("Final answer")
             self.console.print(update["final"], markup=False)
@@ -96,6 +104,13 @@ class HumanReporter:
         for assumption in plan["assumptions"]:
             self.console.print(f"  - {assumption}", markup=False)
         for step in plan["steps"]:
+            self.console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
+
+    def _print_revision(self, revision: dict[str, Any]) -> None:
+        self.console.rule(f"Replan after step {revision['failed_step']} failed", style="yellow")
+        if not revision["applied"]:
+            self.console.print("the model gave no usable revision; the plan goes on as it was")
+        for step in revision.get("steps") or []:
             self.console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
 
     def _print_step(self, result: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""The graph, wired top to bottom: planner -> scheduler -> (python_step | llm_step)* -> aggregator."""
+"""The graph, wired top to bottom: planner -> scheduler -> (python_step | llm_step | replanner)* -> aggregator."""
 
 from __future__ import annotations
 
@@ -17,18 +17,22 @@ from hierplan.nodes.context import ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import ConstraintFactory, default_constraint, make_planner
 from hierplan.nodes.python_step import MAX_CODE_REPAIRS, CodeRunner, default_runner, make_python_step
+from hierplan.nodes.replanner import MAX_REPLANS, make_replanner, unhandled_failure
 
 # LangGraph reads the default durability from this config key; "sync" writes each step's checkpoint
 # before the next step starts, which is what makes resume lose nothing.
 _DURABILITY_KEY = "__pregel_durability"
 
 
-def make_dispatch(parallel: bool):
-    def dispatch(state: AgentState) -> list[Send] | Literal["aggregator"]:
-        """Send every ready step on its way (only the first one when sequential); then the aggregator.
+def make_dispatch(parallel: bool, max_replans: int = MAX_REPLANS):
+    def dispatch(state: AgentState) -> list[Send] | Literal["replanner", "aggregator"]:
+        """A failed step first goes to the replanner (at most max_replans times); then every ready step is
+        sent on its way (only the first one when sequential); when none is left, the aggregator.
 
         Ready LLM steps travel together in one Send, so they are generated in one batched pass.
         """
+        if len(state.get("replans") or []) < max_replans and unhandled_failure(state):
+            return "replanner"
         ready = ready_steps(state)
         if not ready:
             return "aggregator"
@@ -53,39 +57,44 @@ def scheduler(state: AgentState) -> dict[str, Any]:
 
 def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: CodeRunner = default_runner,
          constraint: ConstraintFactory | None = default_constraint, max_repairs: int = MAX_CODE_REPAIRS,
-         parallel: bool = True) -> StateGraph:
+         parallel: bool = True, max_replans: int = MAX_REPLANS) -> StateGraph:
     """The uncompiled graph. Nodes hold the model and only call it when they run."""
     graph = StateGraph(AgentState, input_schema=InputState)
     graph.add_node("planner", make_planner(model, sampling, constraint))
     graph.add_node("scheduler", scheduler)
     graph.add_node("python_step", make_python_step(model, sampling, run_code, max_repairs))
     graph.add_node("llm_step", make_llm_step(model, sampling))
+    graph.add_node("replanner", make_replanner(model, sampling, constraint))
     graph.add_node("aggregator", make_aggregator(model, sampling))
 
     graph.add_edge(START, "planner")
     graph.add_edge("planner", "scheduler")
-    graph.add_conditional_edges("scheduler", make_dispatch(parallel), ["python_step", "llm_step", "aggregator"])
+    graph.add_conditional_edges("scheduler", make_dispatch(parallel, max_replans),
+                                ["python_step", "llm_step", "replanner", "aggregator"])
     graph.add_edge("python_step", "scheduler")
     graph.add_edge("llm_step", "scheduler")
+    graph.add_edge("replanner", "scheduler")
     graph.add_edge("aggregator", END)
     return graph
 
 
 def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver | None = None, *,
                 sampling: SamplingConfig | None = None, run_code: CodeRunner = default_runner,
-                constrain: bool = True, max_repairs: int = MAX_CODE_REPAIRS, parallel: bool = True) -> Any:
+                constrain: bool = True, max_repairs: int = MAX_CODE_REPAIRS, parallel: bool = True,
+                max_replans: int = MAX_REPLANS) -> Any:
     """Compile the agent.
 
     ``model``: any LangChain chat model. ``checkpointer``: any LangGraph checkpointer; None gives an
     in-memory one, so ``graph.invoke(None, same_config)`` resumes within this process (use
     ``hierplan.open_checkpointer(path)`` for a SQLite file that survives the process).
-    ``parallel=False`` runs one step at a time (``--sequential``).
+    ``parallel=False`` runs one step at a time (``--sequential``); ``max_replans`` bounds how often a failed
+    step makes the replanner revise the unfinished steps (0: never).
     """
     if not isinstance(model, BaseChatModel):
         raise TypeError(f"model must be a LangChain BaseChatModel, got {type(model).__name__}")
     graph = wire(model, sampling or SamplingConfig(), run_code=run_code,
                  constraint=default_constraint if constrain else None, max_repairs=max_repairs,
-                 parallel=parallel)
+                 parallel=parallel, max_replans=max_replans)
     compiled = graph.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
                              name="hierplan")
     return compiled.with_config({"recursion_limit": RECURSION_LIMIT,

@@ -31,7 +31,9 @@ class AgentState(InputState, total=False):
     """Raw text and parse error of each planner attempt that did not give a valid plan."""
     results: Annotated[list[dict[str, Any]], merge_results]
     """One hierplan.schema.StepResult dict per executed step, in plan order."""
+    replans: Annotated[list[dict[str, Any]], operator.add]
+    """Every revision after a failed step: failed_step, error, raw reply, applied, the new steps."""
     calls: Annotated[list[dict[str, Any]], operator.add]
-    """Model calls of the planner and aggregator (steps keep theirs in their result)."""
+    """Model calls of the planner, replanner and aggregator (steps keep theirs in their result)."""
     final: str
     """The aggregator's answer."""

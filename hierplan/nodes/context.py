@@ -11,22 +11,23 @@ def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
 
 
-def dependencies(step: dict[str, Any]) -> list[int]:
-    """The ids a step waits for: its depends_on, or every earlier step when unset (the sequential default)."""
+def dependencies(step: dict[str, Any], plan: dict[str, Any]) -> list[int]:
+    """The ids a step waits for: its depends_on, or every earlier step of the plan when unset (the
+    sequential default; a revised plan may skip ids)."""
     wanted = step.get("depends_on")
-    return list(range(1, step["id"])) if wanted is None else wanted
+    return [s["id"] for s in plan["steps"] if s["id"] < step["id"]] if wanted is None else wanted
 
 
 def ready_steps(state: dict[str, Any]) -> list[dict[str, Any]]:
     """Steps without a result whose dependencies all have one (failed results count: the step ran)."""
     done = {r["step_id"] for r in state.get("results") or []}
-    return [s for s in state["plan"]["steps"]
-            if s["id"] not in done and all(d in done for d in dependencies(s))]
+    plan = state["plan"]
+    return [s for s in plan["steps"] if s["id"] not in done and all(d in done for d in dependencies(s, plan))]
 
 
 def prior_results(state: dict[str, Any], step: dict[str, Any]) -> list[dict[str, Any]]:
     """Results this step may use: those named in depends_on, or all earlier ones when it is unset."""
-    wanted = set(dependencies(step))
+    wanted = set(dependencies(step, state["plan"]))
     return [r for r in state.get("results") or [] if r["step_id"] in wanted]
 
 

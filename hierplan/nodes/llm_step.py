@@ -8,9 +8,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from hierplan.config import SamplingConfig
+from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.context import format_results, prior_results
+from hierplan.nodes.context import format_results, prior_results, truncate
 from hierplan.nodes.model_call import invoke_batch
 from hierplan.schema import StepResult
 
@@ -18,7 +18,8 @@ from hierplan.schema import StepResult
 def step_messages(state: dict[str, Any], step: dict[str, Any]) -> list:
     plan = state["plan"]
     context = format_results(prior_results(state, step))
-    system = prompts.STEP_SYSTEM.format(goal=plan["goal"], assumptions="; ".join(plan["assumptions"]) or "none")
+    system = prompts.STEP_SYSTEM.format(task=truncate(state["task"], TASK_CONTEXT_CHARS), goal=plan["goal"],
+                                        assumptions="; ".join(plan["assumptions"]) or "none")
     user = prompts.STEP_USER.format(
         context=prompts.CONTEXT_HEADER + context + "\n\n" if context else "",
         step_id=step["id"], title=step["title"], instruction=step["instruction"],

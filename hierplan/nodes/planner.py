@@ -15,8 +15,9 @@ from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model
 from hierplan.schema import MAX_GOAL_CHARS, Plan, Step
 
-# The constraint for the planner's generation: kwargs for the pipeline, or None where no grammar applies.
-ConstraintFactory = Callable[[BaseChatModel], dict[str, Any] | None]
+# The constraint for a JSON generation: (model, schema model, token budget) -> kwargs for the pipeline,
+# or None where no grammar applies (a remote or fake model).
+ConstraintFactory = Callable[[BaseChatModel, type, int], dict[str, Any] | None]
 
 
 def fallback_plan(task: str) -> Plan:
@@ -48,10 +49,10 @@ def parse_plan(text: str) -> Plan:
     return Plan.model_validate(data)
 
 
-def default_constraint(model: BaseChatModel) -> dict[str, Any] | None:
+def default_constraint(model: BaseChatModel, schema: type, max_new_tokens: int) -> dict[str, Any] | None:
     from hierplan.models.constrained import plan_constraint_kwargs
 
-    return plan_constraint_kwargs(model, schema_model=Plan)
+    return plan_constraint_kwargs(model, schema_model=schema, max_new_tokens=max_new_tokens)
 
 
 def make_planner(model: BaseChatModel, sampling: SamplingConfig,
@@ -63,7 +64,7 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
         failures: list[dict[str, Any]] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task))
-        extra = constraint(model) if constraint else None
+        extra = constraint(model, Plan, sampling.planner.max_new_tokens) if constraint else None
         attempts = [
             ("constrained" if extra is not None else "model", prompts.PLANNER_SYSTEM, sampling.planner, extra),
             # The stricter retry runs at temperature 0, unconstrained, as the original did.

@@ -14,7 +14,8 @@ Start your reply with { and end it with }."""
 
 PLANNER_USER = "Task: {task}"
 
-STEP_SYSTEM = """You carry out one step of a plan. Goal: {goal}
+STEP_SYSTEM = """You carry out one step of a plan for this task: {task}
+Goal: {goal}
 Assumptions: {assumptions}
 Answer the step directly and concisely."""
 
@@ -22,7 +23,8 @@ STEP_USER = """{context}Step {step_id}: {title}
 Instruction: {instruction}
 Expected output: {expected_output}"""
 
-CODE_SYSTEM = """You write Python 3 code for one step of a plan. Goal: {goal}
+CODE_SYSTEM = """You write Python 3 code for one step of a plan for this task: {task}
+Goal: {goal}
 Reply with one complete Python program only. It must print its result with print(). Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory."""
 
 CODE_REPAIR_USER = """The previous program failed.
@@ -35,7 +37,8 @@ Error:
 Write the corrected complete program."""
 
 AGGREGATOR_SYSTEM = """You write the final answer for the user's task from the results of the plan's steps.
-Be complete and concrete. If a step failed, do not rely on its output."""
+Be complete and concrete. If a step failed, do not rely on its output.
+If the task asks for a number, end with a last line of the form "Final answer: <number>"."""
 
 AGGREGATOR_USER = """Task: {task}
 Goal: {goal}
@@ -44,3 +47,14 @@ Step results:
 Write the final answer."""
 
 CONTEXT_HEADER = "Results of earlier steps:\n"
+
+REPLANNER_SYSTEM = """A step of the plan failed. Write the steps that should replace the unfinished ones, so the task can still be done.
+Reply with one JSON object only: {"steps": [{"id": 1, "title": "...", "instruction": "...", "tool": "llm", "expected_output": "..."}]}
+Use 1 to 4 steps. "tool" is "python", "llm" or "none". Do not repeat the failed approach."""
+
+REPLANNER_USER = """Task: {task}
+Goal: {goal}
+Finished steps:
+{done}
+Failed step {failed_id} ({failed_title}): {error}
+Unfinished steps: {pending}"""

@@ -8,7 +8,7 @@ from typing import Any, Callable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from hierplan.config import SamplingConfig
+from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import truncate
 from hierplan.nodes.json_extract import strip_code_fences
@@ -59,7 +59,9 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         step = payload["step"]
         start = time.perf_counter()
         base = step_messages(payload, step)
-        messages = [SystemMessage(prompts.CODE_SYSTEM.format(goal=payload["plan"]["goal"])), base[1]]
+        system = prompts.CODE_SYSTEM.format(task=truncate(payload["task"], TASK_CONTEXT_CHARS),
+                                            goal=payload["plan"]["goal"])
+        messages = [SystemMessage(system), base[1]]
         attempts: list[CodeAttempt] = []
         calls = []
         for attempt_no in range(max_repairs + 1):

@@ -1,0 +1,72 @@
+"""The replanner node: after a failed step, revise the unfinished steps given what is known."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import ValidationError
+
+from hierplan.config import SamplingConfig
+from hierplan.nodes import prompts
+from hierplan.nodes.context import format_results, truncate
+from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
+from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.planner import ConstraintFactory, default_constraint
+from hierplan.schema import MAX_STEPS, Revision
+
+MAX_REPLANS = 1
+ERROR_CHARS = 400
+
+
+def unhandled_failure(state: dict[str, Any]) -> dict[str, Any] | None:
+    """The first failed result no revision has answered yet, or None."""
+    handled = {r["failed_step"] for r in state.get("replans") or []}
+    return next((r for r in state.get("results") or [] if not r["ok"] and r["step_id"] not in handled), None)
+
+
+def revise_steps(plan: dict[str, Any], done_ids: set[int], new_steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Finished steps stay; unfinished ones are replaced by the new steps, numbered after every existing id.
+
+    New steps depend on every earlier step (the sequential default): a revision is a recovery, not a fan-out.
+    """
+    kept = [s for s in plan["steps"] if s["id"] in done_ids]
+    next_id = max(s["id"] for s in plan["steps"]) + 1
+    room = max(MAX_STEPS - len(kept), 0)
+    renumbered = [{**s, "id": next_id + i, "depends_on": None} for i, s in enumerate(new_steps[:room])]
+    return kept + renumbered
+
+
+def make_replanner(model: BaseChatModel, sampling: SamplingConfig,
+                   constraint: ConstraintFactory | None = default_constraint):
+    def replanner(state: dict[str, Any]) -> dict[str, Any]:
+        failed = unhandled_failure(state)
+        if failed is None:
+            raise RuntimeError("replanner was routed to without an unhandled failed step")
+        plan = state["plan"]
+        done_ids = {r["step_id"] for r in state.get("results") or []}
+        pending = [s for s in plan["steps"] if s["id"] not in done_ids]
+        user = prompts.REPLANNER_USER.format(
+            task=state["task"], goal=plan["goal"],
+            done=format_results([r for r in state["results"] if r["ok"]]) or "(none)",
+            failed_id=failed["step_id"], failed_title=failed["title"],
+            error=truncate(failed.get("error") or "failed", ERROR_CHARS),
+            pending="; ".join(f"{s['title']} [{s['tool']}]" for s in pending) or "(none)")
+        budget = sampling.planner.max_new_tokens
+        extra = constraint(model, Revision, budget) if constraint else None
+        text, call = invoke_model(model, [SystemMessage(prompts.REPLANNER_SYSTEM), HumanMessage(user)],
+                                  sampling.planner, node="replanner", seed=sampling.seed,
+                                  seed_key=(failed["step_id"],), extra_pipeline_kwargs=extra)
+        revision: dict[str, Any] = {"failed_step": failed["step_id"], "error": failed.get("error"),
+                                    "raw": text, "applied": False}
+        try:
+            new_steps = Revision.model_validate(extract_json_object(text)).model_dump(mode="json")["steps"]
+        except (NoJSONFound, ValidationError, ValueError) as exc:
+            revision["parse_error"] = str(exc).splitlines()[0]
+            return {"replans": [revision], "calls": [call.model_dump()]}
+        steps = revise_steps(plan, done_ids, new_steps)
+        revision.update(applied=True, steps=[s for s in steps if s["id"] not in done_ids])
+        return {"plan": {**plan, "steps": steps}, "replans": [revision], "calls": [call.model_dump()]}
+
+    return replanner
