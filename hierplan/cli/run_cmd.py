@@ -31,6 +31,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=float, help="override every node's temperature (0 = greedy)")
     p.add_argument("--seed", type=int, help="make the run reproducible")
     p.add_argument("--no-constrain", action="store_true", help="plan without the JSON grammar constraint")
+    p.add_argument("--max-replans", type=int, metavar="N",
+                   help="revisions of the plan after failed steps (default 1; 0: never)")
     p.add_argument("--sequential", action="store_true",
                    help="run one step at a time (default: ready steps in parallel, LLM steps batched)")
     p.add_argument("--json", action="store_true", help="print one JSON event per line instead of text")
@@ -77,7 +79,7 @@ def read_task(task: str | None) -> str:
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in ("model", "device", "quantize", "max_new_tokens", "temperature",
-                                          "seed", "no_constrain", "sequential")}
+                                          "seed", "no_constrain", "sequential", "max_replans")}
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -164,4 +166,5 @@ def build_for_cli(options: dict[str, Any], db: str, reporter) -> Any:
                                                seed=options.get("seed"))
     reporter.status("planning")
     return build_graph(model, open_checkpointer(db), sampling=sampling, constrain=not options.get("no_constrain"),
-                       parallel=not options.get("sequential"))
+                       parallel=not options.get("sequential"),
+                       **({"max_replans": options["max_replans"]} if options.get("max_replans") is not None else {}))
