@@ -54,7 +54,7 @@ def _step_of(messages) -> int | None:
 
 
 def install_fake(spec: dict) -> None:
-    from fakes import ScriptedChatModel, node_of, plan_json
+    from fakes import ScriptedChatModel, plan_json
 
     import hierplan.models
 

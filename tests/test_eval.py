@@ -15,10 +15,9 @@ from fakes import FakeExecution, ScriptedChatModel, plan_json
 from hierplan import build_graph
 from hierplan.cli import eval_cmd
 from hierplan.errors import UsageError
-from hierplan.eval import (EvalTask, last_number, load_tasks, numbers_equal, parse_gsm8k_answer, parse_number,
+from hierplan.eval import (last_number, load_tasks, numbers_equal, parse_gsm8k_answer, parse_number,
                            run_eval, score, summarize, task_metrics)
 from hierplan.eval.report import render_summary
-from hierplan.nodes import prompts
 
 REQUIRED_KEYS = {"correct", "plan_source", "plan_valid_first_pass", "steps", "python_steps", "python_ok_first_try",
                  "python_ok", "generated_tokens", "seconds", "question", "expected", "predicted", "final",

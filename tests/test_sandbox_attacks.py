@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
-import stat
 import tempfile
-import threading
 import time
 from pathlib import Path
 

@@ -76,7 +76,7 @@ def main():
     namespace = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
     del cfg
     try:
-        exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - the purpose
+        exec(compile(code, filename, "exec"), namespace)  # sandboxed (this is the sandbox child)  # noqa: S102
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: BLE001
