@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -23,48 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-
-
-def machine_line() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        import torch
-
-        versions = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
-        import transformers
-
-        versions += f", transformers {transformers.__version__}"
-    except ImportError:
-        versions = ""
-    try:
-        load = "load avg at end %.2f" % os.getloadavg()[0]
-    except OSError:
-        load = ""
-    parts = [cpu, f"{os.cpu_count()} cores", versions, load, time.strftime("%Y-%m-%d %H:%M %Z")]
-    return "; ".join(p for p in parts if p)
-
-
-def write_section(title: str, body: str) -> None:
-    """Replace (or append) the `## {title}` section, leaving every other section untouched."""
-    text = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# Benchmarks\n"
-    section = f"## {title}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(title)}[ \t]*\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    BENCHMARKS.parent.mkdir(parents=True, exist_ok=True)
-    BENCHMARKS.write_text(text)
-    print(f"updated ## {title} in {BENCHMARKS}")
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report import machine_line, write_section  # noqa: E402
 
 
 CHILD = r"""

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import os
-import platform
-import re
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from report import machine_line, write_section  # noqa: E402
 BENCHMARKS = ROOT / "docs" / "benchmarks.md"
 TITLE = "Constrained planning decode overhead"
 SYSTEM = (
@@ -41,34 +39,6 @@ TASKS = [
     "Write a short poem about the sea at night.",
 ]
 NO_ESCAPE = r'[^"\\\x00-\x1f]'
-
-
-def machine_line() -> str:
-    cpu = platform.machine()
-    try:
-        cpu = next(l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    import torch
-    import transformers
-
-    load = os.getloadavg()[0]
-    return (f"{cpu}; {os.cpu_count()} cores; torch {torch.__version__}, {torch.get_num_threads()} threads, "
-            f"transformers {transformers.__version__}; load avg at end {load:.2f}; "
-            f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
-
-
-def write_section(body: str) -> None:
-    """Replace (or append) only the ``## TITLE`` section of docs/benchmarks.md."""
-    text = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# Benchmarks\n"
-    section = f"## {TITLE}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(TITLE)}[ \t]*\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    BENCHMARKS.write_text(text)
-    print(f"updated ## {TITLE} in {BENCHMARKS}")
 
 
 class Timed:
@@ -239,7 +209,7 @@ def main() -> None:
     body = "\n".join(lines)
     print(body)
     if not args.no_write:
-        write_section(body)
+        write_section(TITLE, body)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cold_start import machine_line, write_section  # noqa: E402
+from report import machine_line, write_section  # noqa: E402
 
 PROMPT = "Plan the steps to compute the average of a list of numbers in Python, then explain each step."
 AGREEMENT_PROMPTS = [
