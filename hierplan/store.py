@@ -18,7 +18,7 @@ from hierplan.errors import DatabaseError, RunNotFoundError, UsageError
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 30_000
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-STATUSES = ("running", "interrupted", "failed", "done")
+STATUSES = ("running", "waiting", "interrupted", "failed", "done")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS hierplan_runs (

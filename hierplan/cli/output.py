@@ -33,7 +33,7 @@ class JsonReporter:
         elif node == "replanner":
             for revision in update.get("replans") or []:
                 self.emit("replan", **revision)
-        elif node == "aggregator":
+        if "final" in update:  # the aggregator's answer, or a rejected plan's note
             self.emit("final", final=update["final"])
 
     def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
@@ -79,7 +79,7 @@ class HumanReporter:
                 self.plan = update["plan"]
             for revision in update.get("replans") or []:
                 self._print_revision(revision)
-        elif node == "aggregator":
+        if "final" in update:  # the aggregator's answer, or a rejected plan's note
             self.console.rule("Final answer")
             self.console.print(update["final"], markup=False)
         self._update_progress()

@@ -42,15 +42,21 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("run", parents=[parent], help="plan and run a task")
     p.add_argument("task", nargs="?", help="the task; omitted: asked for interactively (or read from stdin)")
     p.add_argument("--run-id", help="name the run (default: a random 8-character id)")
+    p.add_argument("--approve", action="store_true", help="stop after planning until the plan is approved")
     add_model_options(p)
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, decision=None)
 
     p = sub.add_parser("demo", parents=[parent], help="run the demo task (a logistics multi-agent checklist)")
+    p.add_argument("--approve", action="store_true", help="stop after planning until the plan is approved")
     add_model_options(p)
-    p.set_defaults(func=cmd_demo, task=DEMO_TASK, run_id=None)
+    p.set_defaults(func=cmd_demo, task=DEMO_TASK, run_id=None, decision=None)
 
     p = sub.add_parser("resume", parents=[parent], help="continue an interrupted run where it stopped")
     p.add_argument("run_id", metavar="RUN_ID")
+    choice = p.add_mutually_exclusive_group()
+    for flag in ("approve", "edit", "reject"):
+        choice.add_argument(f"--{flag}", dest="decision", action="store_const", const=flag,
+                            help=f"{flag} the plan of a run that waits for approval")
     add_model_options(p)
     p.set_defaults(func=cmd_resume)
 
@@ -86,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     task = read_task(args.task)
     db = args.db or default_db_path()
     store = RunStore.open(db)
-    options = model_options(args)
+    options = {**model_options(args), "approve": args.approve}
     run_id = store.create(task, options, args.run_id)
     return execute(run_id, {"task": task}, options, db, store, args, resumed=False)
 
@@ -118,17 +124,32 @@ def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: 
         config = {"configurable": {"thread_id": run_id}}
         if resumed and graph.get_state(config).created_at is None:
             graph_input = {"task": task}  # interrupted before the first checkpoint: start over
-        for chunk in graph.stream(graph_input, config, stream_mode="updates"):
-            for node, update in chunk.items():
-                if update:
-                    reporter.update(node, update)
-        final = graph.get_state(config).values.get("final")
+        while True:
+            for chunk in graph.stream(graph_input, config, stream_mode="updates"):
+                for node, update in chunk.items():
+                    if isinstance(update, dict) and update:
+                        reporter.update(node, update)
+            state = graph.get_state(config)
+            if not state.interrupts:
+                break
+            graph_input = _approval(state.interrupts[0].value, run_id, args, reporter, resumed)
+            if graph_input is None:
+                store.set_status(run_id, "waiting")
+                reporter.run_finished(run_id, "waiting")
+                print(f"run {run_id} waits for approval; continue with: hierplan resume {run_id} "
+                      "--approve | --edit | --reject", file=sys.stderr)
+                return 0
+        final = state.values.get("final")
     except KeyboardInterrupt:
         reporter.close()
         _record_status(store, run_id, "interrupted")
         reporter.run_finished(run_id, "interrupted", error="interrupted by the user")
         print(f"interrupted; continue with: hierplan resume {run_id}", file=sys.stderr)
         return 130
+    except UsageError:  # an unusable approval decision (e.g. an invalid edited plan): the run still waits
+        reporter.close()
+        _record_status(store, run_id, "waiting")
+        raise
     except Exception as exc:
         reporter.close()
         error = f"{type(exc).__name__}: {exc}"
@@ -141,6 +162,22 @@ def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: 
     store.set_status(run_id, "done")
     reporter.run_finished(run_id, "done", final=final)
     return 0
+
+
+def _approval(request: dict[str, Any], run_id: str, args: argparse.Namespace, reporter, resumed: bool):
+    """The Command that resumes a run waiting for approval, or None to leave it waiting."""
+    from langgraph.types import Command
+
+    from hierplan.cli.decide import decide
+
+    reporter.close()
+    if resumed and not args.json and args.decision is None:
+        reporter.update("planner", {"plan": request["plan"], "plan_source": request.get("plan_source")})
+    if args.json:
+        reporter.emit("approval_needed", run_id=run_id, plan=request["plan"], error=request.get("error"))
+    decision = decide(request, args.decision, interactive=not args.json and sys.stdin.isatty())
+    args.decision = None  # used once: an invalid edit asks again
+    return None if decision is None else Command(resume=decision)
 
 
 def _record_status(store: RunStore, run_id: str, status: str, error: str | None = None) -> None:
@@ -166,5 +203,6 @@ def build_for_cli(options: dict[str, Any], db: str, reporter) -> Any:
                                                seed=options.get("seed"))
     reporter.status("planning")
     return build_graph(model, open_checkpointer(db), sampling=sampling, constrain=not options.get("no_constrain"),
+                       approve=bool(options.get("approve")),
                        parallel=not options.get("sequential"),
                        **({"max_replans": options["max_replans"]} if options.get("max_replans") is not None else {}))

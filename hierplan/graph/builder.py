@@ -13,6 +13,7 @@ from langgraph.types import Send
 from hierplan.config import RECURSION_LIMIT, SamplingConfig
 from hierplan.graph.state import AgentState, InputState
 from hierplan.nodes.aggregator import make_aggregator
+from hierplan.nodes.approval import after_approval, approval
 from hierplan.nodes.context import ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import ConstraintFactory, default_constraint, make_planner
@@ -57,7 +58,7 @@ def scheduler(state: AgentState) -> dict[str, Any]:
 
 def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: CodeRunner = default_runner,
          constraint: ConstraintFactory | None = default_constraint, max_repairs: int = MAX_CODE_REPAIRS,
-         parallel: bool = True, max_replans: int = MAX_REPLANS) -> StateGraph:
+         parallel: bool = True, max_replans: int = MAX_REPLANS, approve: bool = False) -> StateGraph:
     """The uncompiled graph. Nodes hold the model and only call it when they run."""
     graph = StateGraph(AgentState, input_schema=InputState)
     graph.add_node("planner", make_planner(model, sampling, constraint))
@@ -68,7 +69,12 @@ def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: Cod
     graph.add_node("aggregator", make_aggregator(model, sampling))
 
     graph.add_edge(START, "planner")
-    graph.add_edge("planner", "scheduler")
+    if approve:
+        graph.add_node("approval", approval)
+        graph.add_edge("planner", "approval")
+        graph.add_conditional_edges("approval", after_approval, ["scheduler", END])
+    else:
+        graph.add_edge("planner", "scheduler")
     graph.add_conditional_edges("scheduler", make_dispatch(parallel, max_replans),
                                 ["python_step", "llm_step", "replanner", "aggregator"])
     graph.add_edge("python_step", "scheduler")
@@ -81,20 +87,21 @@ def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: Cod
 def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver | None = None, *,
                 sampling: SamplingConfig | None = None, run_code: CodeRunner = default_runner,
                 constrain: bool = True, max_repairs: int = MAX_CODE_REPAIRS, parallel: bool = True,
-                max_replans: int = MAX_REPLANS) -> Any:
+                max_replans: int = MAX_REPLANS, approve: bool = False) -> Any:
     """Compile the agent.
 
     ``model``: any LangChain chat model. ``checkpointer``: any LangGraph checkpointer; None gives an
     in-memory one, so ``graph.invoke(None, same_config)`` resumes within this process (use
     ``hierplan.open_checkpointer(path)`` for a SQLite file that survives the process).
     ``parallel=False`` runs one step at a time (``--sequential``); ``max_replans`` bounds how often a failed
-    step makes the replanner revise the unfinished steps (0: never).
+    step makes the replanner revise the unfinished steps (0: never). ``approve=True`` stops after planning
+    until ``graph.invoke(Command(resume={"action": "approve" | "edit" | "reject", ...}), config)``.
     """
     if not isinstance(model, BaseChatModel):
         raise TypeError(f"model must be a LangChain BaseChatModel, got {type(model).__name__}")
     graph = wire(model, sampling or SamplingConfig(), run_code=run_code,
                  constraint=default_constraint if constrain else None, max_repairs=max_repairs,
-                 parallel=parallel, max_replans=max_replans)
+                 parallel=parallel, max_replans=max_replans, approve=approve)
     compiled = graph.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
                              name="hierplan")
     return compiled.with_config({"recursion_limit": RECURSION_LIMIT,

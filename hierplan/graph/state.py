@@ -31,6 +31,8 @@ class AgentState(InputState, total=False):
     """Raw text and parse error of each planner attempt that did not give a valid plan."""
     results: Annotated[list[dict[str, Any]], merge_results]
     """One hierplan.schema.StepResult dict per executed step, in plan order."""
+    approval: str
+    """With approve=True: approved, edited or rejected."""
     replans: Annotated[list[dict[str, Any]], operator.add]
     """Every revision after a failed step: failed_step, error, raw reply, applied, the new steps."""
     calls: Annotated[list[dict[str, Any]], operator.add]

@@ -1,0 +1,42 @@
+"""Human approval of the plan: the run stops after planning until a person approves, edits or rejects it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.graph import END
+from langgraph.types import interrupt
+from pydantic import ValidationError
+
+from hierplan.schema import Plan
+
+REJECTED_FINAL = "The plan was rejected; no step was run."
+
+
+def approval(state: dict[str, Any]) -> dict[str, Any]:
+    """Waits (LangGraph interrupt) for {"action": "approve" | "edit" | "reject", "plan": {...} for edit}.
+
+    On resume LangGraph re-runs this node from the start and each interrupt() returns its stored answer in
+    order; an unusable answer (invalid edited plan, unknown action) asks again, with the reason, so the
+    run waits once more instead of failing.
+    """
+    request: dict[str, Any] = {"plan": state["plan"], "plan_source": state.get("plan_source")}
+    while True:
+        decision = interrupt(request)
+        action = decision.get("action") if isinstance(decision, dict) else decision
+        if action == "approve":
+            return {"approval": "approved"}
+        if action == "reject":
+            return {"approval": "rejected", "final": REJECTED_FINAL}
+        if action == "edit":
+            try:
+                plan = Plan.model_validate(decision.get("plan"))
+            except ValidationError as exc:
+                request = {**request, "error": f"the edited plan is invalid: {exc.errors()[0]['msg']}"}
+                continue
+            return {"approval": "edited", "plan": plan.model_dump(mode="json"), "plan_source": "edited"}
+        request = {**request, "error": f"unknown decision {decision!r}: use approve, edit (with a plan) or reject"}
+
+
+def after_approval(state: dict[str, Any]) -> Literal["scheduler", "__end__"]:
+    return END if state.get("approval") == "rejected" else "scheduler"

@@ -1,0 +1,129 @@
+"""Human in the loop: the run waits after planning; approve, edit or reject resumes it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langgraph.types import Command
+
+from fakes import ScriptedChatModel, plan_json
+from hierplan import build_graph
+from hierplan.nodes.approval import REJECTED_FINAL
+
+CONFIG = {"configurable": {"thread_id": "ap"}}
+
+
+def waiting_graph():
+    model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])]})
+    graph = build_graph(model=model, constrain=False, approve=True)
+    out = graph.invoke({"task": "t"}, CONFIG)
+    return model, graph, out
+
+
+def test_the_run_stops_after_planning_and_shows_the_plan():
+    model, graph, out = waiting_graph()
+    [pending] = out["__interrupt__"]
+    assert pending.value["plan"]["steps"][0]["title"] == "Step 1 (llm)"
+    assert [c["node"] for c in model.calls] == ["planner"]
+    assert graph.get_state(CONFIG).next == ("approval",)
+
+
+def test_approve_runs_the_plan():
+    model, graph, _ = waiting_graph()
+    out = graph.invoke(Command(resume={"action": "approve"}), CONFIG)
+    assert out["approval"] == "approved" and len(out["results"]) == 3 and out["final"]
+    assert model.count("planner") == 1
+
+
+def test_edit_replaces_the_plan_and_is_validated():
+    model, graph, _ = waiting_graph()
+    edited = json.loads(plan_json(["python", "llm", "none"], goal="Edited goal"))
+    waiting = graph.invoke(Command(resume={"action": "edit", "plan": {**edited, "steps": edited["steps"][:2]}}),
+                           CONFIG)
+    [again] = waiting["__interrupt__"]  # an invalid edit asks again, with the reason
+    assert "invalid" in again.value["error"] and model.count("llm_step") == 0
+    out = graph.invoke(Command(resume={"action": "edit", "plan": edited}), CONFIG)
+    assert out["plan"]["goal"] == "Edited goal" and out["plan_source"] == "edited"
+    assert [r["tool"] for r in out["results"]] == ["python", "llm", "none"]
+
+
+def test_reject_ends_the_run_without_running_steps():
+    model, graph, _ = waiting_graph()
+    out = graph.invoke(Command(resume={"action": "reject"}), CONFIG)
+    assert out["final"] == REJECTED_FINAL and not out.get("results")
+    assert [c["node"] for c in model.calls] == ["planner"]
+
+
+# --- the CLI: run --approve waits; resume --approve|--edit|--reject decides, from another invocation ---
+
+from hierplan.cli.main import main  # noqa: E402
+
+
+@pytest.fixture
+def cli_models(monkeypatch):
+    scripts: list[dict] = []
+
+    def fake_load(model=None, **kwargs):
+        return ScriptedChatModel(script=scripts.pop(0) if scripts else {})
+
+    import hierplan.models
+
+    monkeypatch.setattr(hierplan.models, "load_chat_model", fake_load, raising=False)
+    return scripts
+
+
+def statuses(db, capsys):
+    capsys.readouterr()
+    main(["runs", "--json", "--db", db])
+    return {r["id"]: r["status"] for r in json.loads(capsys.readouterr().out)}
+
+
+def test_cli_run_waits_and_resume_approves(cli_models, tmp_path, capsys):
+    db = str(tmp_path / "a.sqlite")
+    cli_models.append({"planner": [plan_json(["llm", "llm", "llm"])]})
+    assert main(["run", "t", "--approve", "--json", "--db", db, "--run-id", "w1"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["event"] for e in events] == ["run_started", "plan", "approval_needed", "run_finished"]
+    assert events[-1]["status"] == "waiting"
+    assert statuses(db, capsys) == {"w1": "waiting"}
+    cli_models.append({"aggregator": ["approved final"]})
+    assert main(["resume", "w1", "--approve", "--db", db]) == 0
+    assert "approved final" in capsys.readouterr().out
+    assert statuses(db, capsys) == {"w1": "done"}
+
+
+def test_cli_resume_edit_opens_the_editor_and_validates(cli_models, tmp_path, capsys, monkeypatch):
+    db = str(tmp_path / "a.sqlite")
+    cli_models.append({"planner": [plan_json(["llm", "llm", "llm"])]})
+    main(["run", "t", "--approve", "--db", db, "--run-id", "w2"])
+    editor = tmp_path / "editor.py"
+    new_plan = plan_json(["llm", "none", "llm", "llm"], goal="Edited by a person")
+    editor.write_text(f"import sys; open(sys.argv[1], 'w').write({new_plan!r})")
+    monkeypatch.setenv("EDITOR", f"python {editor}")
+    cli_models.append({})
+    assert main(["resume", "w2", "--edit", "--db", db]) == 0
+    capsys.readouterr()
+    main(["show", "w2", "--json", "--db", db])
+    state = json.loads(capsys.readouterr().out)["state"]
+    assert state["plan"]["goal"] == "Edited by a person" and len(state["results"]) == 4
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("import sys; open(sys.argv[1], 'w').write('{\"goal\": \"x\"}')")
+    monkeypatch.setenv("EDITOR", f"python {bad}")
+    cli_models.append({"planner": [plan_json(["llm", "llm", "llm"])]})
+    main(["run", "t", "--approve", "--db", db, "--run-id", "w3"])
+    capsys.readouterr()
+    cli_models.append({})
+    assert main(["resume", "w3", "--edit", "--db", db]) == 2
+    assert "the edited plan is invalid" in capsys.readouterr().err
+    assert statuses(db, capsys)["w3"] == "waiting"  # nothing lost: it can still be approved
+
+
+def test_cli_resume_reject(cli_models, tmp_path, capsys):
+    db = str(tmp_path / "a.sqlite")
+    cli_models.append({"planner": [plan_json(["llm", "llm", "llm"])]})
+    main(["run", "t", "--approve", "--db", db, "--run-id", "w4"])
+    cli_models.append({})
+    assert main(["resume", "w4", "--reject", "--db", db]) == 0
+    assert REJECTED_FINAL in capsys.readouterr().out
