@@ -142,8 +142,10 @@ def test_failed_conversion_leaves_no_cache(monkeypatch, tmp_path):
     assert [p.name for p in folder.parent.iterdir() if p.name.startswith(".tmp")] == []
 
 
-def test_unwritable_cache_falls_back_to_the_gguf_itself(monkeypatch):
+def test_unwritable_cache_falls_back_to_the_gguf_itself(monkeypatch, tmp_path):
     from hierplan.models import loader
+
+    monkeypatch.setenv("HIERPLAN_CACHE_DIR", str(tmp_path))  # empty: the session cache may already be filled
 
     def no_space(*args, **kwargs):
         raise OSError("read-only file system")
