@@ -20,6 +20,7 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("show", parents=[parent], help="show a run: plan, each step's output, final answer")
     p.add_argument("run_id", metavar="RUN_ID")
     p.add_argument("--json", action="store_true", help="print the run's state as JSON")
+    p.add_argument("--history", action="store_true", help="list the run's checkpoints (for hierplan fork --at)")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("graph", parents=[parent], help="draw the agent's graph")
@@ -53,6 +54,10 @@ def run_state(db: str, run_id: str) -> tuple[Any, dict[str, Any]]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    if args.history:
+        from hierplan.cli.history_cmd import print_history
+
+        return print_history(args.db or default_db_path(), args.run_id, args.json)
     record, values = run_state(args.db or default_db_path(), args.run_id)
     if args.json:
         print(json.dumps({"run": record.as_json(), "state": values}, ensure_ascii=False, default=str))

@@ -9,7 +9,7 @@ from hierplan import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hierplan.cli import eval_cmd, inspect_cmd, run_cmd, sandbox_cmd
+    from hierplan.cli import eval_cmd, history_cmd, inspect_cmd, run_cmd, sandbox_cmd
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", metavar="PATH",
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     run_cmd.add_parsers(sub, common)
     inspect_cmd.add_parsers(sub, common)
+    history_cmd.add_parsers(sub, common)
     eval_cmd.add_parser(sub, common)
     sandbox = sandbox_cmd.add_parser(sub)
     for action in common._actions:  # --db and --debug on every command, as on the others
