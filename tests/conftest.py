@@ -35,3 +35,25 @@ def _guard_real_model_loads(request, monkeypatch):
         )
 
     monkeypatch.setattr(loader, "_from_pretrained", refuse)
+
+
+@pytest.fixture
+def models(monkeypatch):
+    """For in-process CLI tests: every model the CLI loads is the next scripted fake (or the exception) in
+    ``scripts``; ``made`` records each fake, so tests can count its calls."""
+    from fakes import ScriptedChatModel
+
+    scripts: list = []
+    made: list = []
+
+    def fake_load(model=None, **kwargs):
+        script = scripts.pop(0) if scripts else {}
+        if isinstance(script, BaseException):
+            raise script
+        made.append(ScriptedChatModel(script=script))
+        return made[-1]
+
+    import hierplan.models
+
+    monkeypatch.setattr(hierplan.models, "load_chat_model", fake_load, raising=False)
+    return scripts, made

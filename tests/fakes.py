@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any, Callable
 
 from langchain_core.language_models import BaseChatModel
@@ -83,3 +84,12 @@ def scripted_runner(results: list[FakeExecution]) -> Callable[[str], FakeExecuti
 
     run.seen = seen  # type: ignore[attr-defined]
     return run
+
+
+def integrity(db: str) -> str:
+    """SQLite's own verdict on a database file ("ok" when sound)."""
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        conn.close()

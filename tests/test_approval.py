@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from langgraph.types import Command
 
 from fakes import ScriptedChatModel, plan_json
@@ -60,48 +59,35 @@ def test_reject_ends_the_run_without_running_steps():
 from hierplan.cli.main import main  # noqa: E402
 
 
-@pytest.fixture
-def cli_models(monkeypatch):
-    scripts: list[dict] = []
-
-    def fake_load(model=None, **kwargs):
-        return ScriptedChatModel(script=scripts.pop(0) if scripts else {})
-
-    import hierplan.models
-
-    monkeypatch.setattr(hierplan.models, "load_chat_model", fake_load, raising=False)
-    return scripts
-
-
 def statuses(db, capsys):
     capsys.readouterr()
     main(["runs", "--json", "--db", db])
     return {r["id"]: r["status"] for r in json.loads(capsys.readouterr().out)}
 
 
-def test_cli_run_waits_and_resume_approves(cli_models, tmp_path, capsys):
+def test_cli_run_waits_and_resume_approves(models, tmp_path, capsys):
     db = str(tmp_path / "a.sqlite")
-    cli_models.append({"planner": [plan_json(["llm", "llm", "llm"])]})
+    models[0].append({"planner": [plan_json(["llm", "llm", "llm"])]})
     assert main(["run", "t", "--approve", "--json", "--db", db, "--run-id", "w1"]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [e["event"] for e in events] == ["run_started", "plan", "approval_needed", "run_finished"]
     assert events[-1]["status"] == "waiting"
     assert statuses(db, capsys) == {"w1": "waiting"}
-    cli_models.append({"aggregator": ["approved final"]})
+    models[0].append({"aggregator": ["approved final"]})
     assert main(["resume", "w1", "--approve", "--db", db]) == 0
     assert "approved final" in capsys.readouterr().out
     assert statuses(db, capsys) == {"w1": "done"}
 
 
-def test_cli_resume_edit_opens_the_editor_and_validates(cli_models, tmp_path, capsys, monkeypatch):
+def test_cli_resume_edit_opens_the_editor_and_validates(models, tmp_path, capsys, monkeypatch):
     db = str(tmp_path / "a.sqlite")
-    cli_models.append({"planner": [plan_json(["llm", "llm", "llm"])]})
+    models[0].append({"planner": [plan_json(["llm", "llm", "llm"])]})
     main(["run", "t", "--approve", "--db", db, "--run-id", "w2"])
     editor = tmp_path / "editor.py"
     new_plan = plan_json(["llm", "none", "llm", "llm"], goal="Edited by a person")
     editor.write_text(f"import sys; open(sys.argv[1], 'w').write({new_plan!r})")
     monkeypatch.setenv("EDITOR", f"python {editor}")
-    cli_models.append({})
+    models[0].append({})
     assert main(["resume", "w2", "--edit", "--db", db]) == 0
     capsys.readouterr()
     main(["show", "w2", "--json", "--db", db])
@@ -111,19 +97,19 @@ def test_cli_resume_edit_opens_the_editor_and_validates(cli_models, tmp_path, ca
     bad = tmp_path / "bad.py"
     bad.write_text("import sys; open(sys.argv[1], 'w').write('{\"goal\": \"x\"}')")
     monkeypatch.setenv("EDITOR", f"python {bad}")
-    cli_models.append({"planner": [plan_json(["llm", "llm", "llm"])]})
+    models[0].append({"planner": [plan_json(["llm", "llm", "llm"])]})
     main(["run", "t", "--approve", "--db", db, "--run-id", "w3"])
     capsys.readouterr()
-    cli_models.append({})
+    models[0].append({})
     assert main(["resume", "w3", "--edit", "--db", db]) == 2
     assert "the edited plan is invalid" in capsys.readouterr().err
     assert statuses(db, capsys)["w3"] == "waiting"  # nothing lost: it can still be approved
 
 
-def test_cli_resume_reject(cli_models, tmp_path, capsys):
+def test_cli_resume_reject(models, tmp_path, capsys):
     db = str(tmp_path / "a.sqlite")
-    cli_models.append({"planner": [plan_json(["llm", "llm", "llm"])]})
+    models[0].append({"planner": [plan_json(["llm", "llm", "llm"])]})
     main(["run", "t", "--approve", "--db", db, "--run-id", "w4"])
-    cli_models.append({})
+    models[0].append({})
     assert main(["resume", "w4", "--reject", "--db", db]) == 0
     assert REJECTED_FINAL in capsys.readouterr().out

@@ -9,26 +9,9 @@ import sys
 
 import pytest
 
-from fakes import ScriptedChatModel, plan_json
+from fakes import plan_json
 from hierplan.cli.main import main
 from hierplan.cli.run_cmd import DEMO_TASK
-
-
-@pytest.fixture
-def models(monkeypatch):
-    """Every model the CLI loads is the next scripted fake in this list."""
-    made: list[ScriptedChatModel] = []
-    scripts: list[dict] = []
-
-    def fake_load(model=None, **kwargs):
-        fake = ScriptedChatModel(script=scripts.pop(0) if scripts else {})
-        made.append(fake)
-        return fake
-
-    import hierplan.models
-
-    monkeypatch.setattr(hierplan.models, "load_chat_model", fake_load, raising=False)
-    return scripts, made
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -17,21 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from fakes import FakeExecution, ScriptedChatModel, plan_json
+from fakes import FakeExecution, ScriptedChatModel, integrity, plan_json
 from hierplan import build_graph, open_checkpointer
 from hierplan.store import RunStore
 
 WORKER = str(Path(__file__).with_name("cli_worker.py"))
 N_STEPS = 6
 TOOLS = ["llm", "python"] * (N_STEPS // 2)
-
-
-def integrity(db: str) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        conn.close()
 
 
 def tagged_model(tag: str) -> ScriptedChatModel:

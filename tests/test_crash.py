@@ -12,7 +12,6 @@ import io
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes import integrity
 from hierplan import open_checkpointer
 from hierplan.cli.main import main
 
@@ -72,14 +72,6 @@ def run_status(db: str, run_id: str) -> str:
     code, out, err = cli("runs", "--json", "--db", db)
     assert code == 0, err
     return {r["id"]: r["status"] for r in json.loads(out)}[run_id]
-
-
-def integrity(db: str) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        conn.close()
 
 
 def saved_values(db: str, run_id: str) -> dict:

@@ -19,31 +19,12 @@ from pathlib import Path
 import pytest
 
 import hierplan.store
-from fakes import ScriptedChatModel, plan_json
+from fakes import integrity, plan_json
 from hierplan.cli.main import main
 from hierplan.store import RunStore
 
 WORKER = str(Path(__file__).with_name("cli_worker.py"))
 PLAN = ["llm", "llm", "llm"]
-
-
-@pytest.fixture
-def models(monkeypatch):
-    """Every model the CLI loads is the next scripted fake (or the exception) in this list."""
-    scripts: list = []
-    made: list[ScriptedChatModel] = []
-
-    def fake_load(model=None, **kwargs):
-        script = scripts.pop(0) if scripts else {}
-        if isinstance(script, BaseException):
-            raise script
-        made.append(ScriptedChatModel(script=script))
-        return made[-1]
-
-    import hierplan.models
-
-    monkeypatch.setattr(hierplan.models, "load_chat_model", fake_load, raising=False)
-    return scripts, made
 
 
 @pytest.fixture
@@ -64,14 +45,6 @@ def one_line_error(err: str, *needles: str) -> None:
 
 def statuses(db: str) -> dict[str, str]:
     return {r.id: r.status for r in RunStore.open(db).list()}
-
-
-def integrity(db: str) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        conn.close()
 
 
 def results_of(db: str, run_id: str, pending: bool = False) -> list:

@@ -4,25 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from fakes import ScriptedChatModel, plan_json
+from fakes import plan_json
 from hierplan.cli.main import main
-
-
-@pytest.fixture
-def models(monkeypatch):
-    made: list[ScriptedChatModel] = []
-    scripts: list[dict] = []
-
-    def fake_load(model=None, **kwargs):
-        made.append(ScriptedChatModel(script=scripts.pop(0) if scripts else {}))
-        return made[-1]
-
-    import hierplan.models
-
-    monkeypatch.setattr(hierplan.models, "load_chat_model", fake_load, raising=False)
-    return scripts, made
 
 
 def test_history_then_fork_from_after_step_one(models, tmp_path, capsys):
