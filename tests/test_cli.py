@@ -13,6 +13,8 @@ from fakes import plan_json
 from hierplan.cli.main import main
 from hierplan.cli.run_cmd import DEMO_TASK
 
+LIVE_EVENTS = {"planning", "steps_started", "code_attempt", "node_started", "final_token"}
+
 
 @pytest.fixture
 def db(tmp_path):
@@ -45,10 +47,17 @@ def test_run_prints_plan_steps_and_final(models, db, capsys):
 def test_run_json_emits_one_event_per_line(models, db, capsys):
     models[0].append(three_llm_steps())
     assert main(["run", "Compute", "--json", "--db", db, "--run-id", "j1"]) == 0
-    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    every = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    live = [e for e in every if e["event"] in LIVE_EVENTS]
+    events = [e for e in every if e["event"] not in LIVE_EVENTS]
     assert events[0] == {"event": "run_started", "run_id": "j1", "task": "Compute", "resumed": False}
     assert [e["event"] for e in events[1:]] == ["plan", "step_finished", "step_finished", "step_finished",
                                                 "final", "run_finished"]
+    # live progress as it happens: planning, each step starting, the code attempt, the answer streamed
+    assert [e["event"] for e in live if e["event"] != "final_token"] == [
+        "planning", "steps_started", "steps_started", "code_attempt", "steps_started", "node_started"]
+    assert "".join(e["text"] for e in live if e["event"] == "final_token") == "THE FINAL ANSWER"
+    assert every.index(live[-1]) < every.index(events[-2])  # streamed before the final event
     assert events[-1]["status"] == "done" and events[-1]["final"] == "THE FINAL ANSWER"
     assert [e["step_id"] for e in events if e["event"] == "step_finished"] == [1, 2, 3]
 

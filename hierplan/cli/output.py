@@ -36,6 +36,11 @@ class JsonReporter:
         if "final" in update:  # the aggregator's answer, or a rejected plan's note
             self.emit("final", final=update["final"])
 
+    def live(self, event: dict[str, Any]) -> None:
+        """Events the nodes emit while they work (steps_started, code_attempt, final_token, ...)."""
+        self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+        self.out.flush()
+
     def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
         self.emit("run_finished", run_id=run_id, status=status, final=final, error=error)
 
@@ -56,6 +61,7 @@ class HumanReporter:
             self._status.start()
         self.plan: dict[str, Any] | None = None
         self.done: set[int] = set()
+        self.streaming_final = False
 
     def status(self, text: str) -> None:
         if self._status:
@@ -80,9 +86,33 @@ class HumanReporter:
             for revision in update.get("replans") or []:
                 self._print_revision(revision)
         if "final" in update:  # the aggregator's answer, or a rejected plan's note
-            self.console.rule("Final answer")
-            self.console.print(update["final"], markup=False)
+            if self.streaming_final:
+                self.console.print()  # the answer was printed token by token
+                self.streaming_final = False
+            else:
+                self.console.rule("Final answer")
+                self.console.print(update["final"], markup=False)
         self._update_progress()
+
+    def live(self, event: dict[str, Any]) -> None:
+        kind = event["event"]
+        if kind == "final_token":
+            if not self.streaming_final:
+                self.close()
+                self.console.rule("Final answer")
+                self.streaming_final = True
+            self.console.print(event["text"], end="", markup=False, highlight=False)
+        elif kind == "code_attempt" and not event["ok"]:
+            self.console.print(f"[dim]step {event['step_id']}: attempt {event['attempt']} failed "
+                               f"({event['exit_reason']}): {event['error']}[/dim]", highlight=False)
+        elif kind == "steps_started" and self.plan:
+            titles = {s["id"]: s["title"] for s in self.plan["steps"]}
+            ids = event["step_ids"]
+            label = ", ".join(str(i) for i in ids)
+            self.status(f"step{'s' if len(ids) > 1 else ''} {label} [{event['tool']}]: "
+                        f"{titles.get(ids[0], '')}{' …' if len(ids) > 1 else ''}")
+        elif kind == "planning":
+            self.status("planning" if event["attempt"] != "retry" else "planning (retrying with a stricter prompt)")
 
     def _update_progress(self) -> None:
         if not self.plan:

@@ -125,7 +125,10 @@ def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: 
         if resumed and graph.get_state(config).created_at is None:
             graph_input = {"task": task}  # interrupted before the first checkpoint: start over
         while True:
-            for chunk in graph.stream(graph_input, config, stream_mode="updates"):
+            for mode, chunk in graph.stream(graph_input, config, stream_mode=["updates", "custom"]):
+                if mode == "custom":
+                    reporter.live(chunk)
+                    continue
                 for node, update in chunk.items():
                     if isinstance(update, dict) and update:
                         reporter.update(node, update)

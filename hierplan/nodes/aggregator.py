@@ -10,6 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from hierplan.config import AGGREGATOR_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results
+from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 
 
@@ -23,8 +24,9 @@ def aggregator_messages(state: dict[str, Any]) -> list:
 
 def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
     def aggregator(state: dict[str, Any]) -> dict[str, Any]:
+        emit("node_started", node="aggregator")
         text, call = invoke_model(model, aggregator_messages(state), sampling.aggregator, node="aggregator",
-                                  seed=sampling.seed)
+                                  seed=sampling.seed, on_text=lambda t: emit("final_token", text=t))
         return {"final": text.strip(), "calls": [call.model_dump()]}
 
     return aggregator

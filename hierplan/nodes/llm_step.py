@@ -11,6 +11,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results, prior_results, truncate
+from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_batch
 from hierplan.schema import StepResult
 
@@ -33,6 +34,7 @@ def make_llm_step(model: BaseChatModel, sampling: SamplingConfig):
 
     def llm_step(payload: dict[str, Any]) -> dict[str, Any]:
         steps = payload["steps"]
+        emit("steps_started", step_ids=[s["id"] for s in steps], tool="llm", batch=len(steps))
         start = time.perf_counter()
         answers = invoke_batch(model, [step_messages(payload, step) for step in steps], sampling.llm_step,
                                node="llm_step", seed=sampling.seed, seed_key=tuple(s["id"] for s in steps))

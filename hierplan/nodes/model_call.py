@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import zlib
-from typing import Any
+from typing import Any, Callable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -63,16 +63,27 @@ def invoke_model(
     seed: int | None = None,
     seed_key: tuple = (),
     extra_pipeline_kwargs: dict[str, Any] | None = None,
+    on_text: Callable[[str], None] | None = None,
 ) -> tuple[str, ModelCall]:
-    """Call the model once; return its text and what the call cost.
+    """Call the model once; return its text and what the call cost. ``on_text`` receives the text as it is
+    generated (streaming).
 
     Remote or fake chat models get the messages only: their sampling is configured on the model itself.
     """
     if not is_local_pipeline(model):
         start = time.perf_counter()
-        message = model.invoke(messages)
+        if on_text is None:
+            message = model.invoke(messages)
+        else:
+            message = None
+            for chunk in model.stream(messages):
+                on_text(_text(chunk))
+                message = chunk if message is None else message + chunk
         return _text(message), _call(node, time.perf_counter() - start, *_usage(message))
-    kwargs = {"pipeline_kwargs": pipeline_kwargs(sampling, extra_pipeline_kwargs)}
+    extra = dict(extra_pipeline_kwargs or {})
+    if on_text is not None:
+        extra["streamer"] = _streamer(model.tokenizer, on_text)
+    kwargs = {"pipeline_kwargs": pipeline_kwargs(sampling, extra)}
     with _model_lock(model):
         _seed(seed, node, seed_key)
         start = time.perf_counter()
@@ -114,6 +125,18 @@ def invoke_batch(
     texts = [generations[0].text for generations in result.generations]
     return [(text, _call(node, seconds, _count(model, prompt), _count(model, text), batch=len(prompts)))
             for prompt, text in zip(prompts, texts)]
+
+
+def _streamer(tokenizer: Any, on_text: Callable[[str], None]) -> Any:
+    """A transformers streamer that hands decoded text to ``on_text``; generation stays in this thread."""
+    from transformers import TextStreamer
+
+    class CallbackStreamer(TextStreamer):
+        def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
+            if text:
+                on_text(text)
+
+    return CallbackStreamer(tokenizer, skip_prompt=True, skip_special_tokens=True)
 
 
 def _text(message: Any) -> str:

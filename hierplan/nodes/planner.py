@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
+from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model
 from hierplan.schema import MAX_GOAL_CHARS, Plan, Step
@@ -71,6 +72,7 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
             ("retry", prompts.PLANNER_RETRY_SYSTEM, replace(sampling.planner, temperature=0.0), None),
         ]
         for source, system, node_sampling, kwargs in attempts:
+            emit("planning", attempt=source)
             text, call = invoke_model(model, [SystemMessage(system), user], node_sampling, node="planner",
                                       seed=sampling.seed, seed_key=(source,), extra_pipeline_kwargs=kwargs)
             calls.append(call.model_dump())

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import truncate
+from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
 from hierplan.nodes.llm_step import step_messages
 from hierplan.nodes.model_call import invoke_model
@@ -57,6 +58,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
     def python_step(payload: dict[str, Any]) -> dict[str, Any]:
         """``payload``: plan, results so far, and the ``step`` to run (sent by the scheduler)."""
         step = payload["step"]
+        emit("steps_started", step_ids=[step["id"]], tool="python", batch=1)
         start = time.perf_counter()
         base = step_messages(payload, step)
         system = prompts.CODE_SYSTEM.format(task=truncate(payload["task"], TASK_CONTEXT_CHARS),
@@ -70,6 +72,8 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
             calls.append(call)
             attempt = run_attempt(strip_code_fences(text), run_code)
             attempts.append(attempt)
+            emit("code_attempt", step_id=step["id"], attempt=attempt_no + 1, ok=attempt.ok, error=attempt.error,
+                 exit_reason=attempt.exit_reason)
             if attempt.ok:
                 break
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
