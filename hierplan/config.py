@@ -12,10 +12,12 @@ AGGREGATOR_CONTEXT_CHARS = 2500
 # Steps see the task itself too (a model-written goal can drop the numbers a step needs).
 TASK_CONTEXT_CHARS = 1500
 
-# Token budgets per node (the seed spent up to 650 + 700 per step + 900).
+# Token budgets per node. The seed spent up to 650 + 700 per step + 900; a small model that has not stopped by
+# these tighter caps is almost always repeating itself, and a step program rarely needs more than ~150 tokens.
 PLANNER_MAX_NEW_TOKENS = 650
-STEP_MAX_NEW_TOKENS = 700
-AGGREGATOR_MAX_NEW_TOKENS = 900
+STEP_MAX_NEW_TOKENS = 400
+CODE_MAX_NEW_TOKENS = 320
+AGGREGATOR_MAX_NEW_TOKENS = 600
 
 # LangGraph's recursion limit counts supersteps: planner + steps + aggregator, with room to spare.
 RECURSION_LIMIT = 64
@@ -42,7 +44,7 @@ class SamplingConfig:
     """Per-node sampling: 0.2 for planner, code and aggregator, 0.3 for LLM steps."""
 
     planner: Sampling = Sampling(temperature=0.2, max_new_tokens=PLANNER_MAX_NEW_TOKENS)
-    code: Sampling = Sampling(temperature=0.2, max_new_tokens=STEP_MAX_NEW_TOKENS)
+    code: Sampling = Sampling(temperature=0.2, max_new_tokens=CODE_MAX_NEW_TOKENS)
     llm_step: Sampling = Sampling(temperature=0.3, max_new_tokens=STEP_MAX_NEW_TOKENS)
     aggregator: Sampling = Sampling(temperature=0.2, max_new_tokens=AGGREGATOR_MAX_NEW_TOKENS)
     seed: int | None = None
