@@ -146,7 +146,10 @@ class HumanReporter:
     def _print_step(self, result: dict[str, Any]) -> None:
         mark = "[green]ok[/green]" if result["ok"] else "[red]FAILED[/red]"
         self.console.rule(f"Step {result['step_id']} [{result['tool']}] {result['title']}", style="dim")
-        self.console.print(f"{mark} in {result['seconds']:.1f} s")
+        tokens = sum(c.get("generated_tokens") or 0 for c in result.get("calls") or [])
+        attempts = len(result.get("attempts") or [])
+        tries = f", {attempts} attempts" if attempts > 1 else ""
+        self.console.print(f"{mark} in {result['seconds']:.1f} s, {tokens} tokens{tries}")
         if result.get("code"):
             self.console.print(result["code"], markup=False, style="cyan")
         self.console.print(result["output"], markup=False)
