@@ -25,3 +25,9 @@ def test_graph_has_its_nodes_and_the_scheduler_loop():
     assert {("scheduler", t, True) for t in ("python_step", "llm_step", "replanner", "aggregator")} <= edges
     assert {("planner", "scheduler", False), ("python_step", "scheduler", False), ("llm_step", "scheduler", False),
             ("replanner", "scheduler", False), ("aggregator", "__end__", False)} <= edges
+
+
+def test_readme_shows_the_current_graph():
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert block.strip() == SNAPSHOT.read_text().strip()
