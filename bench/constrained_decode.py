@@ -81,6 +81,7 @@ def main() -> None:
     from transformers import LogitsProcessorList
 
     from hierplan.models import constrained as C
+    from hierplan.models import json_grammar as G
     from hierplan.schema import Plan
 
     # outlines_core: index over the whole regex (eager), in a subprocess with a time limit
@@ -124,7 +125,7 @@ def main() -> None:
 
     info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=vocab_size, stop_token_ids=stop)
     compiler = xgr.GrammarCompiler(info, max_threads=2, cache_enabled=False)
-    for name, rx in (("xgrammar, no escapes", regex.replace(C._CHAR, NO_ESCAPE)), ("xgrammar", regex)):
+    for name, rx in (("xgrammar, no escapes", regex.replace(G._CHAR, NO_ESCAPE)), ("xgrammar", regex)):
         start = time.perf_counter()
         grammar = compiler.compile_regex(rx)
         engines[name] = {"compile": time.perf_counter() - start, "make": (lambda g=grammar: XgrProcessor(g))}
