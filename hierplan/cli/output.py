@@ -38,8 +38,7 @@ class JsonReporter:
 
     def live(self, event: dict[str, Any]) -> None:
         """Events the nodes emit while they work (steps_started, code_attempt, final_token, ...)."""
-        self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
-        self.out.flush()
+        self.emit(**event)
 
     def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
         self.emit("run_finished", run_id=run_id, status=status, final=final, error=error)
