@@ -135,7 +135,7 @@ class RunStore:
             with self.conn:  # one transaction, committed or rolled back
                 self.conn.execute(sql, params)
         except sqlite3.IntegrityError:
-            raise
+            raise  # a duplicate run id: create() turns it into a usage error
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(f"cannot write to database {self.path}: {exc}") from exc
 
