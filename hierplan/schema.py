@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -69,6 +69,35 @@ class Revision(BaseModel):
             if step.id != index:
                 raise ValueError(f"step ids must be 1..{len(self.steps)} in order")
         return self
+
+
+# What the model is asked to write is bounded tighter than what a plan may hold (a user's edit may be long):
+# a 135M model fills whatever room a string gives it, repeating itself until the bound.
+DRAFT_GOAL_CHARS = 150
+DRAFT_ASSUMPTIONS = 3
+DRAFT_ASSUMPTION_CHARS = 120
+DRAFT_TITLE_CHARS = 60
+DRAFT_INSTRUCTION_CHARS = 200
+DRAFT_EXPECTED_CHARS = 100
+
+
+class DraftStep(Step):
+    title: str = Field(min_length=1, max_length=DRAFT_TITLE_CHARS)
+    instruction: str = Field(min_length=1, max_length=DRAFT_INSTRUCTION_CHARS)
+    expected_output: str = Field(default="", max_length=DRAFT_EXPECTED_CHARS)
+
+
+class DraftPlan(Plan):
+    """The grammar-constrained planner writes this; every match is also a valid Plan."""
+
+    goal: str = Field(min_length=1, max_length=DRAFT_GOAL_CHARS)
+    assumptions: list[Annotated[str, Field(max_length=DRAFT_ASSUMPTION_CHARS)]] = Field(
+        default_factory=list, max_length=DRAFT_ASSUMPTIONS)
+    steps: list[DraftStep] = Field(min_length=MIN_STEPS, max_length=MAX_STEPS)
+
+
+class DraftRevision(Revision):
+    steps: list[DraftStep] = Field(min_length=1, max_length=MAX_REVISED_STEPS)
 
 
 class ModelCall(BaseModel):

@@ -75,7 +75,7 @@ def test_task_from_stdin_and_interactive_prompt(models, db, capsys, monkeypatch)
 def test_demo_runs_the_logistics_checklist_task(models, db, capsys):
     models[0].append(three_llm_steps())
     assert main(["demo", "--db", db]) == 0
-    planner_prompt = models[1][0].calls[0]["messages"][1].content
+    planner_prompt = models[1][0].calls[0]["messages"][-1].content
     assert DEMO_TASK in planner_prompt and "logistics" in DEMO_TASK and "inventory" in DEMO_TASK
 
 

@@ -127,7 +127,7 @@ class CountingModel(ScriptedChatModel):
 
 def task_of(messages) -> str:
     """The task text, from the planner's or aggregator's user message."""
-    return re.search(r"Task: (.*)", messages[1].content).group(1)
+    return re.search(r"Task: (.*)", messages[-1].content).group(1)
 
 
 def goal_of(messages) -> str:

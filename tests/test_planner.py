@@ -9,7 +9,8 @@ from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object, strip_code_fences
 from hierplan.nodes.planner import make_planner, parse_plan
-from hierplan.schema import Plan
+from hierplan.models.json_grammar import schema_regex
+from hierplan.schema import DraftPlan, Plan
 
 
 def run_planner(replies: dict, constraint=None):
@@ -59,7 +60,35 @@ def test_constrained_path_is_recorded_and_passes_the_constraint_kwargs():
 
     model, update = run_planner({"planner": [plan_json(["python", "llm", "llm"])]}, constraint)
     assert update["plan_source"] == "constrained"
-    assert seen == [(model, Plan, 650)]
+    assert seen == [(model, DraftPlan, 650)]
+
+
+def test_worked_examples_come_before_the_task_in_both_attempts():
+    model, _ = run_planner({"planner": ["nope"], "planner_retry": [plan_json(["llm"] * 3)]})
+    for call in model.calls:
+        messages = call["messages"]
+        assert [m.type for m in messages] == ["system"] + ["human", "ai"] * len(prompts.PLANNER_EXAMPLES) + ["human"]
+        assert messages[-1].content == "Task: Plan a picnic"
+
+
+def test_worked_examples_are_what_the_grammar_would_produce():
+    import re
+
+    from hierplan.nodes.planner import example_turns
+
+    grammar = re.compile(schema_regex(DraftPlan))
+    replies = [m.content for m in example_turns() if m.type == "ai"]
+    assert replies and all(grammar.fullmatch(r) for r in replies)
+    assert {s.tool for r in replies for s in parse_plan(r).steps} == {"python", "llm"}
+
+
+def test_draft_bounds_are_tighter_than_plan_bounds():
+    """Whatever the constrained planner writes is a valid Plan; an edited plan may be longer than a draft."""
+    long_edit = {"goal": "g" * 200, "assumptions": [], "steps": [
+        {"id": i, "title": "t", "instruction": "x" * 400, "tool": "llm"} for i in (1, 2, 3)]}
+    Plan.model_validate(long_edit)
+    with pytest.raises(ValueError):
+        DraftPlan.model_validate(long_edit)
 
 
 def test_constraint_factory_returning_none_means_the_plain_model_path():

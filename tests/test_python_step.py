@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from fakes import FakeExecution, ScriptedChatModel, scripted_runner
 from hierplan.config import SamplingConfig
-from hierplan.nodes.python_step import MAX_CODE_REPAIRS, make_python_step
+import pytest
+
+from hierplan.nodes.python_step import MAX_CODE_REPAIRS, make_python_step, show_last_value
 
 STEP = {"id": 1, "title": "Add", "instruction": "Add 2 and 3", "tool": "python", "expected_output": "5"}
 STATE = {"task": "t", "plan": {"goal": "Compute things", "assumptions": [], "steps": [STEP]}, "results": [],
@@ -53,8 +55,30 @@ def test_a_step_that_keeps_failing_is_recorded_as_failed_with_every_attempt():
 
 
 def test_a_program_that_prints_nothing_is_not_a_success():
-    _, _, result = run_step(["x = 5"], [FakeExecution(True, "")], max_repairs=0)
+    _, runner, result = run_step(["def f():\n    print(5)"], [FakeExecution(True, "")], max_repairs=0)
+    assert runner.seen == ["def f():\n    print(5)"]  # it calls print (never reached): left as written
     assert result["ok"] is False and "printed nothing" in result["error"]
+
+
+@pytest.mark.parametrize("code, shown", [
+    ("x = 3 * 4", "x = 3 * 4\nprint(x)"),
+    ("a = 2\nb = a + 1\nb * 2", "a = 2\nb = a + 1\nprint(b * 2)"),
+    ("total = 1\ntotal += 4\n", "total = 1\ntotal += 4\nprint(total)"),
+    ("import math\nmath.sqrt(16)", "import math\nprint(math.sqrt(16))"),
+    ("x = 1\nprint(x)\ny = 2", "x = 1\nprint(x)\ny = 2"),        # prints already: untouched
+    ("a, b = 1, 2", "a, b = 1, 2"),                                # no single name to show
+    ("a = 1; a + 1", "a = 1; a + 1"),                              # two statements on the last line
+    ("x: int", "x: int"),                                          # nothing assigned
+    ("for i in range(3):\n    i", "for i in range(3):\n    i"),  # last statement is not an expression
+])
+def test_a_program_that_never_prints_shows_its_last_value(code, shown):
+    assert show_last_value(code) == shown
+
+
+def test_the_code_that_ran_is_the_code_recorded():
+    _, runner, result = run_step(["```python\nanswer = 2 + 3\n```"], [FakeExecution(True, "5\n")])
+    assert runner.seen == ["answer = 2 + 3\nprint(answer)"]
+    assert result["ok"] is True and result["code"] == "answer = 2 + 3\nprint(answer)"
 
 
 def test_repairs_can_be_turned_off():

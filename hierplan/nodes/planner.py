@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any, Callable
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from hierplan.config import SamplingConfig
@@ -14,7 +15,7 @@ from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model
-from hierplan.schema import MAX_GOAL_CHARS, Plan, Step
+from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Step
 
 # The constraint for a JSON generation: (model, schema model, token budget) -> kwargs for the pipeline,
 # or None where no grammar applies (a remote or fake model).
@@ -65,7 +66,7 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
         failures: list[dict[str, Any]] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task))
-        extra = constraint(model, Plan, sampling.planner.max_new_tokens) if constraint else None
+        extra = constraint(model, DraftPlan, sampling.planner.max_new_tokens) if constraint else None
         attempts = [
             ("constrained" if extra is not None else "model", prompts.PLANNER_SYSTEM, sampling.planner, extra),
             # The stricter retry runs at temperature 0, unconstrained, as the original did.
@@ -73,7 +74,8 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
         ]
         for source, system, node_sampling, kwargs in attempts:
             emit("planning", attempt=source)
-            text, call = invoke_model(model, [SystemMessage(system), user], node_sampling, node="planner",
+            messages = [SystemMessage(system), *example_turns(), user]
+            text, call = invoke_model(model, messages, node_sampling, node="planner",
                                       seed=sampling.seed, seed_key=(source,), extra_pipeline_kwargs=kwargs)
             calls.append(call.model_dump())
             try:
@@ -87,6 +89,15 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
                 "plan_failures": failures, "calls": calls}
 
     return planner
+
+
+def example_turns() -> list:
+    """The worked examples as earlier chat turns, each plan in the compact JSON the grammar produces."""
+    turns: list = []
+    for task, plan in prompts.PLANNER_EXAMPLES:
+        turns += [HumanMessage(prompts.PLANNER_USER.format(task=task)),
+                  AIMessage(json.dumps(plan, separators=(",", ":"), ensure_ascii=False))]
+    return turns
 
 
 def _short_error(exc: Exception) -> str:

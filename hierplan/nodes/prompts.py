@@ -7,6 +7,27 @@ Reply with one JSON object only, in this shape:
 {"goal": "...", "assumptions": ["..."], "steps": [{"id": 1, "title": "...", "instruction": "...", "tool": "llm", "expected_output": "..."}]}
 Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs calculation or code, "llm" for writing or reasoning, "none" when no tool is needed. Keep every text short."""
 
+# Worked examples shown before the task as earlier chat turns: a small model copies their shape and tone far
+# better than it follows rules. One calculation task and one writing task, so neither tool is implied.
+PLANNER_EXAMPLES: tuple[tuple[str, dict], ...] = (
+    ("A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
+     {"goal": "Find Tom's change in dollars", "assumptions": ["There is no tax"], "steps": [
+         {"id": 1, "title": "Cost of the pens", "instruction": "Multiply 3 pens by $2 per pen.", "tool": "python",
+          "expected_output": "The cost in dollars", "depends_on": []},
+         {"id": 2, "title": "Change", "instruction": "Subtract the cost of the pens from $10.", "tool": "python",
+          "expected_output": "The change in dollars", "depends_on": [1]},
+         {"id": 3, "title": "Answer", "instruction": "State the change in one sentence.", "tool": "llm",
+          "expected_output": "One sentence with the number", "depends_on": [2]}]}),
+    ("Write a short thank-you note to a colleague who helped with a project.",
+     {"goal": "A short, warm thank-you note", "assumptions": ["The colleague's name is unknown"], "steps": [
+         {"id": 1, "title": "Key points", "instruction": "List what the colleague did and why it mattered.",
+          "tool": "llm", "expected_output": "Two or three points", "depends_on": []},
+         {"id": 2, "title": "Draft", "instruction": "Write a note of three to five sentences from the key points.",
+          "tool": "llm", "expected_output": "The draft note", "depends_on": [1]},
+         {"id": 3, "title": "Polish", "instruction": "Check the tone and make the note clear and friendly.",
+          "tool": "llm", "expected_output": "The final note", "depends_on": [2]}]}),
+)
+
 PLANNER_RETRY_SYSTEM = """Return ONLY valid JSON. No prose, no Markdown, no code fences.
 The JSON object must have exactly these keys: "goal" (string), "assumptions" (list of strings), "steps" (list of 3 to 8 objects).
 Each step object has: "id" (integer 1, 2, 3, ... in order), "title" (string), "instruction" (string), "tool" (one of "none", "llm", "python"), "expected_output" (string).
@@ -25,7 +46,13 @@ Expected output: {expected_output}"""
 
 CODE_SYSTEM = """You write Python 3 code for one step of a plan for this task: {task}
 Goal: {goal}
-Reply with one complete Python program only. It must print its result with print(). Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory."""
+Reply with one complete Python program only, in a ```python block. It must print its result with print(). Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory.
+Write the numbers from the task and earlier results into the code. Example, for the step "Subtract the cost of the pens (6 dollars, from step 1) from 10 dollars":
+```python
+cost = 6
+change = 10 - cost
+print(change)
+```"""
 
 CODE_REPAIR_USER = """The previous program failed.
 Code:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import time
 from typing import Any, Callable
 
@@ -44,9 +45,29 @@ def check_code(code: str) -> CodeAttempt | None:
     return None
 
 
+def show_last_value(code: str) -> str:
+    """Like a notebook cell: a program that never calls print() shows its last expression, or the name its
+    last statement assigns. Small models often compute the answer and forget to print it."""
+    tree = ast.parse(code)
+    calls_print = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
+                      for n in ast.walk(tree))
+    if calls_print or not tree.body:
+        return code
+    last = tree.body[-1]
+    lines = code.splitlines()
+    if (isinstance(last, ast.Expr) and last.col_offset == 0 and last.lineno == last.end_lineno == len(lines)):
+        return "\n".join(lines[:-1] + [f"print({ast.get_source_segment(code, last.value)})"])
+    if isinstance(last, (ast.Assign, ast.AugAssign)) or (isinstance(last, ast.AnnAssign) and last.value):
+        targets = last.targets if isinstance(last, ast.Assign) else [last.target]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            return code.rstrip("\n") + f"\nprint({targets[0].id})"
+    return code
+
+
 def run_attempt(code: str, run_code: CodeRunner) -> CodeAttempt:
     if (failed := check_code(code)) is not None:
         return failed
+    code = show_last_value(code)
     res = run_code(code)
     ok = bool(res.ok) and bool(res.stdout.strip())
     error = res.error if not res.ok else (None if ok else "the program printed nothing; print the result")

@@ -14,7 +14,7 @@ from hierplan.nodes.context import format_results, truncate
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model
 from hierplan.nodes.planner import ConstraintFactory, default_constraint
-from hierplan.schema import MAX_STEPS, Revision
+from hierplan.schema import MAX_STEPS, DraftRevision, Revision
 
 MAX_REPLANS = 1
 ERROR_CHARS = 400
@@ -54,7 +54,7 @@ def make_replanner(model: BaseChatModel, sampling: SamplingConfig,
             error=truncate(failed.get("error") or "failed", ERROR_CHARS),
             pending="; ".join(f"{s['title']} [{s['tool']}]" for s in pending) or "(none)")
         budget = sampling.planner.max_new_tokens
-        extra = constraint(model, Revision, budget) if constraint else None
+        extra = constraint(model, DraftRevision, budget) if constraint else None
         text, call = invoke_model(model, [SystemMessage(prompts.REPLANNER_SYSTEM), HumanMessage(user)],
                                   sampling.planner, node="replanner", seed=sampling.seed,
                                   seed_key=(failed["step_id"],), extra_pipeline_kwargs=extra)
