@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import threading
 import warnings
 
@@ -185,3 +186,21 @@ def test_cli_require_isolation_fails_with_one_line(no_bwrap, capsys):
     assert _cli(["sandbox", "--json", "--require-isolation", "full"]) == 1
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("error: sandbox isolation 'full' is not available") and "bwrap" in out[-1]
+
+
+def test_site_dirs_of_dead_processes_are_swept(tmp_path):
+    import subprocess
+    import sys
+
+    from hierplan.tools.sandbox.pyenv import SITE_PREFIX, sweep_stale_site_dirs
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)  # exited: its pid is free (reuse within this test is very unlikely)
+    for pid in (dead_pid, os.getpid(), os.getppid()):
+        (tmp_path / f"{SITE_PREFIX}{pid}").mkdir()
+        (tmp_path / f"{SITE_PREFIX}{pid}" / "numpy").symlink_to(tmp_path)
+    (tmp_path / f"{SITE_PREFIX}abc123").mkdir()  # a mkdtemp name mid-rename: not ours to judge
+    assert sweep_stale_site_dirs(str(tmp_path)) == [str(tmp_path / f"{SITE_PREFIX}{dead_pid}")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"{SITE_PREFIX}{os.getpid()}", f"{SITE_PREFIX}{os.getppid()}", f"{SITE_PREFIX}abc123"])
+    assert tmp_path.exists()  # the symlink was removed, not what it points to

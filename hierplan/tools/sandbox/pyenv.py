@@ -94,10 +94,35 @@ def python_layout() -> PythonLayout:
                         tuple(_site_items()), site_dir)
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def sweep_stale_site_dirs(parent: str) -> list[str]:
+    """Remove site directories left by processes that died without running atexit (SIGKILL, os._exit).
+    They hold only symlinks, but a long-lived machine would collect one per killed run."""
+    removed = []
+    for name in os.listdir(parent):
+        pid = name.removeprefix(SITE_PREFIX)
+        if name.startswith(SITE_PREFIX) and pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            path = os.path.join(parent, name)
+            shutil.rmtree(path, ignore_errors=True)
+            if not os.path.exists(path):
+                removed.append(path)
+    return removed
+
+
 def ensure_site_dir(layout: PythonLayout) -> str:
     """Create (once) the host directory of symlinks to the allowed packages."""
     d = layout.site_dir
     if not os.path.isdir(d):
+        sweep_stale_site_dirs(os.path.dirname(d))
         tmp = tempfile.mkdtemp(prefix=SITE_PREFIX, dir=os.path.dirname(d))
         for name, real in layout.site_items:
             os.symlink(real, os.path.join(tmp, name))
