@@ -85,3 +85,23 @@ def test_repairs_can_be_turned_off():
     _, runner, result = run_step(["print(1/0)"], [FakeExecution(False, "", "ZeroDivisionError", "error")],
                                  max_repairs=0)
     assert len(runner.seen) == 1 and result["ok"] is False
+
+
+def test_known_failures_come_back_with_advice():
+    model, _, result = run_step(
+        ["x = input()\nprint(x)", "print(total)", "print(5)"],
+        [FakeExecution(False, "", "Traceback (most recent call last):\nEOFError: EOF when reading a line", "error"),
+         FakeExecution(False, "", "NameError: name 'total' is not defined", "error"),
+         FakeExecution(True, "5\n")])
+    assert result["ok"] is True
+    first_repair, second_repair = (c["messages"][-1].content for c in model.calls[1:])
+    assert "input() cannot be used" in first_repair and "EOFError" in first_repair
+    assert "earlier steps' results are in the prompt" in second_repair
+
+
+def test_an_unknown_failure_gets_no_advice():
+    model, _, _ = run_step(["print(1/0)", "print(5)"],
+                           [FakeExecution(False, "", "ZeroDivisionError: division by zero", "error"),
+                            FakeExecution(True, "5\n")])
+    repair = model.calls[1]["messages"][-1].content
+    assert repair.endswith("ZeroDivisionError: division by zero\nWrite the corrected complete program.")

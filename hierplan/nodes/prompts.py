@@ -61,7 +61,7 @@ Code:
 ```
 Error:
 {error}
-Write the corrected complete program."""
+{hint}Write the corrected complete program."""
 
 AGGREGATOR_SYSTEM = """You write the final answer for the user's task from the results of the plan's steps.
 Be complete and concrete. If a step failed, do not rely on its output.

@@ -33,6 +33,21 @@ def default_runner(code: str):
     return run_python(code)
 
 
+# What small models most often get wrong, said in the words the repair needs (measured in
+# bench/python_steps.py: input(), names from earlier steps, functions defined but never called).
+_HINTS = (
+    ("EOFError", "input() cannot be used: nobody types anything. Write the values from the task into the code."),
+    ("NameError", "Every name must be defined in this program; earlier steps' results are in the prompt, "
+                  "not in variables, so write their values into the code."),
+    ("printed nothing", "Call print() on the result. If you defined a function, call it and print what it returns."),
+)
+
+
+def repair_hint(error: str) -> str:
+    """One line of advice for a known kind of failure (with its newline), else ""."""
+    return next((hint + "\n" for key, hint in _HINTS if key in error), "")
+
+
 def check_code(code: str) -> CodeAttempt | None:
     """A failed attempt when the code cannot even be compiled (so it never reaches the sandbox), else None."""
     if not code.strip():
@@ -98,7 +113,8 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
             if attempt.ok:
                 break
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
-                code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR)))]
+                code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR),
+                hint=repair_hint(attempt.error or "")))]
         last = attempts[-1]
         result = StepResult(
             step_id=step["id"], title=step["title"], tool=step["tool"],
