@@ -70,6 +70,11 @@ def test_a_program_that_prints_nothing_is_not_a_success():
     ("a = 1; a + 1", "a = 1; a + 1"),                              # two statements on the last line
     ("x: int", "x: int"),                                          # nothing assigned
     ("for i in range(3):\n    i", "for i in range(3):\n    i"),  # last statement is not an expression
+    ("def total():\n    return 19 * 10", "def total():\n    return 19 * 10\nprint(total())"),
+    ("def f(x=2, *, y=3):\n    return x + y", "def f(x=2, *, y=3):\n    return x + y\nprint(f())"),
+    ("def f(x):\n    return x", "def f(x):\n    return x"),                  # needs an argument
+    ("def f():\n    return 1\ny = f", "def f():\n    return 1\ny = f\nprint(y)"),  # not defined last
+    ("def f():\n    return f", "def f():\n    return f"),                    # named inside: leave it
 ])
 def test_a_program_that_never_prints_shows_its_last_value(code, shown):
     assert show_last_value(code) == shown

@@ -47,10 +47,10 @@ Expected output: {expected_output}"""
 CODE_SYSTEM = """You write Python 3 code for one step of a plan for this task: {task}
 Goal: {goal}
 Reply with one complete Python program only, in a ```python block. It must print its result with print(). Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory.
-Write the numbers from the task and earlier results into the code. Example, for the step "Subtract the cost of the pens (6 dollars, from step 1) from 10 dollars":
+Define every value in the program: write the numbers from the task and from earlier results into the code. Example, for the step "Find the change from 10 dollars after buying 3 pens at 2 dollars each":
 ```python
-cost = 6
-change = 10 - cost
+pens_cost = 3 * 2
+change = 10 - pens_cost
 print(change)
 ```"""
 

@@ -61,8 +61,9 @@ def check_code(code: str) -> CodeAttempt | None:
 
 
 def show_last_value(code: str) -> str:
-    """Like a notebook cell: a program that never calls print() shows its last expression, or the name its
-    last statement assigns. Small models often compute the answer and forget to print it."""
+    """Like a notebook cell: a program that never calls print() shows its last expression, the name its
+    last statement assigns, or what its last function returns when it is defined last, never called and
+    needs no arguments. Small models often compute the answer and forget to print it."""
     tree = ast.parse(code)
     calls_print = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
                       for n in ast.walk(tree))
@@ -76,7 +77,16 @@ def show_last_value(code: str) -> str:
         targets = last.targets if isinstance(last, ast.Assign) else [last.target]
         if len(targets) == 1 and isinstance(targets[0], ast.Name):
             return code.rstrip("\n") + f"\nprint({targets[0].id})"
+    if isinstance(last, ast.FunctionDef) and _callable_without_arguments(last) and not any(
+            isinstance(n, ast.Name) and n.id == last.name for n in ast.walk(tree)):
+        return code.rstrip("\n") + f"\nprint({last.name}())"  # defined last and never called
     return code
+
+
+def _callable_without_arguments(func: ast.FunctionDef) -> bool:
+    args = func.args
+    return (len(args.posonlyargs) + len(args.args) == len(args.defaults)
+            and all(d is not None for d in args.kw_defaults))
 
 
 def run_attempt(code: str, run_code: CodeRunner) -> CodeAttempt:
