@@ -33,9 +33,14 @@ def test_a_short_real_run_completes_and_is_checkpointed(embedded, tmp_path):
     config = {"configurable": {"thread_id": "real-1"}}
     out = graph.invoke({"task": "A pen costs 3 dollars. How much do 7 pens cost?"}, config)
 
-    plan = Plan.model_validate(out["plan"])  # a valid plan, whichever path made it
     assert out["plan_source"] == "constrained"
-    assert [r["step_id"] for r in out["results"]] == [s.id for s in plan.steps]
+    ids = [s["id"] for s in out["plan"]["steps"]]
+    if any(r.get("applied") for r in out.get("replans") or []):
+        # A revision numbers its steps after every earlier id (revise_steps), so the plan may pass id 8.
+        assert ids == sorted(set(ids))
+    else:
+        Plan.model_validate(out["plan"])  # the planner's plan, unrevised: a valid Plan
+    assert [r["step_id"] for r in out["results"] if r["step_id"] in ids] == ids
     assert out["final"].strip()
     for result in out["results"]:
         for call in result["calls"]:
