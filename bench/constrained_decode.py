@@ -130,7 +130,6 @@ def main() -> None:
         grammar = compiler.compile_regex(rx)
         engines[name] = {"compile": time.perf_counter() - start, "make": (lambda g=grammar: XgrProcessor(g))}
 
-    rows = []
     for name, engine in engines.items():
         if name == "xgrammar":
             # Per-token mask cost only (full decode stalls): replay a valid plan's tokens through the matcher.

@@ -13,27 +13,18 @@ their summary.md, and the `## End to end on GSM8K` section of docs/benchmarks.md
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import machine_line, write_section  # noqa: E402
+from report import gsm8k_parser, machine_line, write_section  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-TASKS = ROOT.parent / "shared" / "eval" / "gsm8k_dev100.jsonl"
 MODES = ("default", "sequential")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", default=str(TASKS))
-    parser.add_argument("--limit", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", default=str(ROOT / "eval-out" / f"e2e-{time.strftime('%Y%m%d-%H%M%S')}"))
-    parser.add_argument("--no-write", action="store_true", help="do not touch docs/benchmarks.md")
-    args = parser.parse_args()
+    args = gsm8k_parser(__doc__.splitlines()[0], limit=10, out_name="e2e-{stamp}").parse_args()
 
     from hierplan.config import SamplingConfig
     from hierplan.eval.harness import evaluate_task, progress_line

@@ -10,7 +10,6 @@ Python steps, which leaves the end-to-end evaluation's Python figures thin).
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import sys
@@ -18,10 +17,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import machine_line, write_section  # noqa: E402
+from report import ROOT, gsm8k_parser, machine_line, write_section  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-TASKS = ROOT.parent / "shared" / "eval" / "gsm8k_dev100.jsonl"
+from hierplan.nodes.python_step import NOTHING_PRINTED  # noqa: E402  (light: no torch)
+
 STEP = {"id": 1, "title": "Compute the answer", "tool": "python", "depends_on": [],
         "instruction": "Compute the number the task asks for.", "expected_output": "The answer as a number"}
 
@@ -30,7 +29,7 @@ def error_kind(error: str | None) -> str:
     """'NameError', 'SyntaxError', 'timed out', 'printed nothing'...: the exception name of the last line."""
     if not error:
         return "ok"
-    if "printed nothing" in error:
+    if error == NOTHING_PRINTED:
         return "printed nothing"
     last = error.strip().splitlines()[-1]
     head = last.split(":", 1)[0].split("(", 1)[0].strip()
@@ -38,13 +37,8 @@ def error_kind(error: str | None) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", default=str(TASKS))
-    parser.add_argument("--limit", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", default=str(ROOT / "eval-out" / f"python-steps-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"))
+    parser = gsm8k_parser(__doc__.splitlines()[0], limit=20, out_name="python-steps-{stamp}.jsonl")
     parser.add_argument("--section", default="Python steps on their own", help="docs/benchmarks.md section")
-    parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
 
     from hierplan.config import SamplingConfig

@@ -8,7 +8,23 @@ import re
 import time
 from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "docs" / "benchmarks.md"
+GSM8K_TASKS = ROOT.parent / "shared" / "eval" / "gsm8k_dev100.jsonl"
+
+
+def gsm8k_parser(description: str, *, limit: int, out_name: str):
+    """The arguments the GSM8K benchmarks share: --tasks, --limit, --seed, --out (under eval-out/, stamped
+    with the start time; ``out_name`` may hold a suffix such as .jsonl) and --no-write."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--tasks", default=str(GSM8K_TASKS))
+    parser.add_argument("--limit", type=int, default=limit)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", default=str(ROOT / "eval-out" / out_name.format(stamp=time.strftime("%Y%m%d-%H%M%S"))))
+    parser.add_argument("--no-write", action="store_true", help="do not touch docs/benchmarks.md")
+    return parser
 
 
 def machine_line() -> str:
