@@ -61,6 +61,8 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
                  constraint: ConstraintFactory | None = default_constraint):
     """Build the planner node. ``constraint=None`` turns grammar-constrained planning off."""
 
+    examples = example_turns()
+
     def planner(state: dict[str, Any]) -> dict[str, Any]:
         task = state["task"]
         failures: list[dict[str, Any]] = []
@@ -74,7 +76,7 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
         ]
         for source, system, node_sampling, kwargs in attempts:
             emit("planning", attempt=source)
-            messages = [SystemMessage(system), *example_turns(), user]
+            messages = [SystemMessage(system), *examples, user]
             text, call = invoke_model(model, messages, node_sampling, node="planner",
                                       seed=sampling.seed, seed_key=(source,), extra_pipeline_kwargs=kwargs)
             calls.append(call.model_dump())

@@ -21,6 +21,7 @@ from hierplan.schema import CodeAttempt, StepResult
 # Repairs after the first attempt: a syntax error, an exception, a timeout or no output is shown to the
 # model with its code, and it tries again.
 MAX_CODE_REPAIRS = 2
+NOTHING_PRINTED = "the program printed nothing; print the result"
 ERROR_CHARS_FOR_REPAIR = 1200
 
 # run_code(code) -> an object with ok, stdout, error and exit_reason (hierplan.tools.ExecutionResult).
@@ -39,7 +40,7 @@ _HINTS = (
     ("EOFError", "input() cannot be used: nobody types anything. Write the values from the task into the code."),
     ("NameError", "Every name must be defined in this program; earlier steps' results are in the prompt, "
                   "not in variables, so write their values into the code."),
-    ("printed nothing", "Call print() on the result. If you defined a function, call it and print what it returns."),
+    (NOTHING_PRINTED, "Call print() on the result. If you defined a function, call it and print what it returns."),
 )
 
 
@@ -95,7 +96,7 @@ def run_attempt(code: str, run_code: CodeRunner) -> CodeAttempt:
     code = show_last_value(code)
     res = run_code(code)
     ok = bool(res.ok) and bool(res.stdout.strip())
-    error = res.error if not res.ok else (None if ok else "the program printed nothing; print the result")
+    error = res.error if not res.ok else (None if ok else NOTHING_PRINTED)
     return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason)
 
 
