@@ -173,3 +173,16 @@ def test_graph_png_without_pygraphviz_says_how_to_install(tmp_path, capsys, monk
     monkeypatch.setattr(graph_png, "_HAS_PYGRAPHVIZ", False)  # as when pygraphviz is not installed
     assert main(["graph", "--png", str(tmp_path / "g.png")]) == 2
     assert "pip install pygraphviz" in capsys.readouterr().err
+
+
+def test_options_given_on_resume_override_the_runs_even_when_zero():
+    import argparse
+
+    from hierplan.cli.run_cmd import add_model_options, overridden_options
+
+    parser = argparse.ArgumentParser()
+    add_model_options(parser)
+    started = {"max_replans": 2, "temperature": 0.7, "seed": 5, "sequential": True, "model": "m"}
+    given = parser.parse_args(["--max-replans", "0", "--temperature", "0", "--seed", "0"])
+    assert overridden_options(started, given) == {**started, "max_replans": 0, "temperature": 0.0, "seed": 0}
+    assert overridden_options(started, parser.parse_args([])) == started  # flags left off keep the run's

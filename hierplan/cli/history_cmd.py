@@ -69,13 +69,12 @@ def copy_checkpoint(saver, tup, run_id: str, checkpoint_id: str, new_run_id: str
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
-    from hierplan.cli.run_cmd import execute, model_options
+    from hierplan.cli.run_cmd import execute, overridden_options
 
     db = args.db or default_db_path()
     store = RunStore.open(db)
     record = store.get(check_run_id(args.run_id))
-    options = {**record.options, **{k: v for k, v in model_options(args).items() if v not in (None, False)},
-               "forked_from": record.id}
+    options = {**overridden_options(record.options, args), "forked_from": record.id}
     saver = open_checkpointer(db)
     tup = find_checkpoint(saver, record.id, args.at)
     new_id = store.create(record.task, options, args.new_run_id)

@@ -83,6 +83,13 @@ def read_task(task: str | None) -> str:
     return task
 
 
+def overridden_options(started_with: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """Options given now override what the run started with (e.g. a different --model). Flags left off (False)
+    and options not given (None) keep the run's; 0 is a value (``--max-replans 0``, ``--temperature 0``)."""
+    given = {k: v for k, v in model_options(args).items() if v is not None and v is not False}
+    return {**started_with, **given}
+
+
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in ("model", "device", "quantize", "max_new_tokens", "temperature",
                                           "seed", "no_constrain", "sequential", "max_replans")}
@@ -107,8 +114,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     record = store.get(check_run_id(args.run_id))
     if record.status == "running":
         raise UsageError(f"run {record.id} is still running (pid {record.pid}); wait for it or stop it first")
-    # Options given now override what the run started with (e.g. a different --model).
-    options = {**record.options, **{k: v for k, v in model_options(args).items() if v not in (None, False)}}
+    options = overridden_options(record.options, args)
     store.set_status(record.id, "running")
     return execute(record.id, None, options, db, store, args, resumed=True, task=record.task)
 
