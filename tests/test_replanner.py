@@ -56,3 +56,16 @@ def test_revised_steps_are_numbered_after_every_existing_id_and_capped():
     steps = revise_steps(plan, {1, 2, 3, 4, 5, 6}, new)
     assert [s["id"] for s in steps] == [1, 2, 3, 4, 5, 6, 8, 9]  # 8 steps at most; step 7 was replaced
     assert all(s["depends_on"] is None for s in steps[6:])
+
+
+def test_replanner_normalises_tool_names_like_the_planner():
+    shouting = REVISION.replace('"tool": "llm"', '"tool": " LLM "')
+    _, out = run(["llm", "python", "llm"], [FAIL], {"replanner": [shouting]})
+    [revision] = out["replans"]
+    assert revision["applied"] is True and [s["tool"] for s in revision["steps"]] == ["llm", "none"]
+
+
+def test_an_invalid_revision_records_why():
+    _, out = run(["python", "llm", "llm"], [FAIL], {"replanner": ['{"steps": []}']})
+    [revision] = out["replans"]
+    assert revision["applied"] is False and revision["parse_error"].startswith("steps: List should have at least 1")

@@ -15,7 +15,7 @@ from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model
-from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Step
+from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Revision, Step
 
 # The constraint for a JSON generation: (model, schema model, token budget) -> kwargs for the pipeline,
 # or None where no grammar applies (a remote or fake model).
@@ -42,13 +42,14 @@ def fallback_plan(task: str) -> Plan:
     )
 
 
-def parse_plan(text: str) -> Plan:
-    """Parse and validate a plan from model text; raises ValueError with a readable reason."""
+def parse_plan(text: str, schema: type[Plan] | type[Revision] = Plan):
+    """Parse and validate a plan (or a replanner's Revision) from model text; tool names are normalised.
+    Raises ValueError (NoJSONFound, ValidationError) with a readable reason."""
     data = extract_json_object(text)
     for step in data.get("steps") or []:
         if isinstance(step, dict) and isinstance(step.get("tool"), str):
             step["tool"] = step["tool"].strip().lower()
-    return Plan.model_validate(data)
+    return schema.model_validate(data)
 
 
 def default_constraint(model: BaseChatModel, schema: type, max_new_tokens: int) -> dict[str, Any] | None:
@@ -83,7 +84,7 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
             try:
                 plan = parse_plan(text)
             except (NoJSONFound, ValidationError, ValueError) as exc:
-                failures.append({"source": source, "raw": text, "error": _short_error(exc)})
+                failures.append({"source": source, "raw": text, "error": short_error(exc)})
                 continue
             return {"plan": plan.model_dump(mode="json"), "plan_source": source,
                     "plan_failures": failures, "calls": calls}
@@ -102,7 +103,7 @@ def example_turns() -> list:
     return turns
 
 
-def _short_error(exc: Exception) -> str:
+def short_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
     return str(exc)

@@ -6,14 +6,12 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import ValidationError
 
 from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results, truncate
-from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model
-from hierplan.nodes.planner import ConstraintFactory, default_constraint
+from hierplan.nodes.planner import ConstraintFactory, default_constraint, parse_plan, short_error
 from hierplan.schema import MAX_STEPS, DraftRevision, Revision
 
 MAX_REPLANS = 1
@@ -61,9 +59,9 @@ def make_replanner(model: BaseChatModel, sampling: SamplingConfig,
         revision: dict[str, Any] = {"failed_step": failed["step_id"], "error": failed.get("error"),
                                     "raw": text, "applied": False}
         try:
-            new_steps = Revision.model_validate(extract_json_object(text)).model_dump(mode="json")["steps"]
-        except (NoJSONFound, ValidationError, ValueError) as exc:
-            revision["parse_error"] = str(exc).splitlines()[0]
+            new_steps = parse_plan(text, Revision).model_dump(mode="json")["steps"]
+        except ValueError as exc:  # NoJSONFound and pydantic's ValidationError are ValueErrors
+            revision["parse_error"] = short_error(exc)
             return {"replans": [revision], "calls": [call.model_dump()]}
         steps = revise_steps(plan, done_ids, new_steps)
         revision.update(applied=True, steps=[s for s in steps if s["id"] not in done_ids])
