@@ -31,7 +31,7 @@ PLAN = {
 }
 
 
-def steps_time(model, sampling: SamplingConfig, parallel: bool, run: str) -> tuple[float, int, int]:
+def steps_time(model, sampling: SamplingConfig, parallel: bool, run: str) -> tuple[float, int]:
     graph = build_graph(model=model, sampling=sampling, parallel=parallel)
     config = {"configurable": {"thread_id": run}}
     graph.update_state(config, {"task": "bench", "plan": PLAN, "plan_source": "fixed"}, as_node="planner")
@@ -39,8 +39,7 @@ def steps_time(model, sampling: SamplingConfig, parallel: bool, run: str) -> tup
     out = graph.invoke(None, config)
     seconds = time.perf_counter() - start
     tokens = sum(c["generated_tokens"] for r in out["results"] for c in r["calls"])
-    passes = len({(c["seconds"], c["batch"]) for r in out["results"] for c in r["calls"]})
-    return seconds, tokens, passes
+    return seconds, tokens
 
 
 def main() -> None:

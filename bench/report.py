@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -27,6 +28,15 @@ def gsm8k_parser(description: str, *, limit: int, out_name: str):
     return parser
 
 
+def _version(package: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
 def machine_line() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -36,14 +46,10 @@ def machine_line() -> str:
                 break
     except OSError:
         pass
-    versions = ""
-    try:
-        import torch
-        import transformers
-
-        versions = f"torch {torch.__version__}, {torch.get_num_threads()} threads, transformers {transformers.__version__}"
-    except ImportError:
-        pass
+    # Versions from the package metadata: importing torch only to print this line costs a fake-model run seconds.
+    versions = ", ".join(f"{name} {_version(name)}" for name in ("torch", "transformers") if _version(name))
+    if "torch" in sys.modules:
+        versions += f", {sys.modules['torch'].get_num_threads()} torch threads"
     load = "load avg at end %.2f" % os.getloadavg()[0]
     parts = [cpu, f"{os.cpu_count()} cores", versions, load, time.strftime("%Y-%m-%d %H:%M %Z")]
     return "; ".join(p for p in parts if p)
