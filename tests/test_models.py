@@ -125,6 +125,9 @@ def test_failed_conversion_leaves_no_cache(monkeypatch, tmp_path):
         def modules(self):
             return []
 
+        def named_modules(self):
+            return []
+
         def to(self, dtype):
             return self
 
@@ -232,6 +235,17 @@ def test_embedded_model_generates_then_loads_from_cache(model_cache_dir):
     assert cached["source"] == "cache"
     assert folder.parent == Path(model_cache_dir) / "models"
     assert (folder / gguf_cache.MANIFEST).is_file() and (folder / "model.safetensors").is_file()
+
+    # On a bf16 CPU the Q4_1 GGUF's linears run as its own int4 weights; quantize="none" keeps floats.
+    from hierplan.models import int4
+
+    if int4.available():
+        assert cached["quantized"] == "int4" and (folder / int4.INT4_FILE).is_file()
+        layer = again.llm.pipeline.model.model.layers[0]
+        assert type(layer.mlp.down_proj).__name__ == "_Int4Linear"
+        floats = load_chat_model(quantize="none")
+        assert floats.metadata["hierplan_model"]["quantized"] == "none"
+        assert type(floats.llm.pipeline.model.model.layers[0].mlp.down_proj).__name__ == "Linear"
 
 
 @pytest.mark.real_model

@@ -26,7 +26,7 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="HF model id, model folder or .gguf file (default: $HIERPLAN_MODEL or the "
                                    "embedded SmolLM2-135M-Instruct)")
     p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available, else cpu")
-    p.add_argument("--quantize", choices=["4bit", "none"], help="CUDA only; default 4bit, falling back to none")
+    p.add_argument("--quantize", choices=["4bit", "none"], help="default 4bit: nf4 on CUDA; on CPU a 4-bit GGUF's own weights as int4. none: float weights")
     p.add_argument("--max-new-tokens", type=int, help="cap on generated tokens per model call")
     p.add_argument("--temperature", type=float, help="override every node's temperature (0 = greedy)")
     p.add_argument("--seed", type=int, help="make the run reproducible")

@@ -3,7 +3,8 @@
 Dequantizing a GGUF takes ~20 s (the tokenizer alone ~4 s); loading the same weights back from
 safetensors takes well under a second. So the first load of a .gguf writes
 ``<cache>/models/<key>/`` (model.safetensors, config.json, generation_config.json, tokenizer files,
-and a ``hierplan-model.json`` manifest), atomically: everything goes to a temp folder beside it that is
+a ``hierplan-model.json`` manifest, and for a 4-bit GGUF on a bf16 CPU ``hierplan-int4.safetensors``:
+its linear weights as exact int4, see int4.py), atomically: everything goes to a temp folder beside it that is
 renamed into place only when complete, so a crash never leaves a half cache.
 
 ``key`` = sha256 over (the file's sha256, the stored dtype, the cache format). The file's sha256 is
@@ -24,7 +25,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: adds the int4 weights of 4-bit GGUFs
 MANIFEST = "hierplan-model.json"
 _HASHES = "hashes.json"
 
@@ -104,7 +105,7 @@ def convert(gguf_path: str | os.PathLike, dtype_name: str, folder: Path) -> Path
     import torch
     from transformers import AutoTokenizer
 
-    from hierplan.models import loader  # the module, so a monkeypatched _from_pretrained is used
+    from hierplan.models import int4, loader  # the module, so a monkeypatched _from_pretrained is used
 
     source = Path(gguf_path).resolve()
     dtype = getattr(torch, dtype_name)
@@ -119,12 +120,14 @@ def convert(gguf_path: str | os.PathLike, dtype_name: str, folder: Path) -> Path
         if any(type(m).__name__.startswith("Gguf") for m in model.modules()):
             raise RuntimeError("GGUF weights stayed packed (GGUF kernels active); cannot cache them as safetensors")
         quantizer.remove_quantization_config(model)
-    model = model.to(dtype)
-    model.config.dtype = dtype
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{folder.name}-", dir=folder.parent))
     try:
+        # From the fp32 weights, before rounding to the CPU dtype: only they round-trip exactly.
+        has_int4 = dtype_name == "bfloat16" and int4.available() and int4.save_if_exact(model, tmp / int4.INT4_FILE)
+        model = model.to(dtype)
+        model.config.dtype = dtype
         model.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))
         import transformers
@@ -135,6 +138,7 @@ def convert(gguf_path: str | os.PathLike, dtype_name: str, folder: Path) -> Path
             "source_sha256": content_sha256(source),
             "source_size": source.stat().st_size,
             "dtype": dtype_name,
+            "int4": has_int4,
             "transformers": transformers.__version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hierplan.errors import HierplanError, ModelLoadError, ModelNotFoundError
-from hierplan.models import gguf_cache
+from hierplan.models import gguf_cache, int4
 from hierplan.models.resolve import ModelSpec, hf_cache_dir, resolve_model
 
 log = logging.getLogger(__name__)
@@ -42,12 +42,26 @@ def pick_device(device: str | None) -> str:
     return device
 
 
+def native_bf16() -> bool:
+    """The CPU computes bf16 natively (AVX512-BF16 or AMX); elsewhere torch emulates it, slowly."""
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        try:
+            if getattr(cpu, probe)():
+                return True
+        except Exception:
+            pass
+    return False
+
+
 def cpu_dtype_name() -> str:
     """The CPU compute dtype: bfloat16 where the CPU has native bf16 (AVX512-BF16 or AMX), else float32.
 
     Measured on an idle 2-core AVX512-BF16/AMX machine (docs/models.md): for the embedded 135M model bf16
-    decodes about 5% slower than fp32 through the pipeline, but halves memory and disk and loads ~4x faster;
-    without native bf16, bf16 is emulated and slower.
+    alone decodes about 5% slower than fp32, but halves memory and disk, loads ~4x faster, and is what the
+    int4 kernel (int4.py) multiplies in; without native bf16, bf16 is emulated and slower.
     Override with HIERPLAN_DTYPE.
     """
     forced = os.environ.get(DTYPE_ENV, "").strip().lower()
@@ -56,16 +70,7 @@ def cpu_dtype_name() -> str:
         if name not in {"bfloat16", "float32", "float16"}:
             raise ModelLoadError(f"{DTYPE_ENV}={forced!r} is not one of auto, bfloat16, float32, float16.")
         return name
-    import torch
-
-    cpu = getattr(torch, "cpu", None)
-    native_bf16 = False
-    for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
-        try:
-            native_bf16 = native_bf16 or bool(getattr(cpu, probe)())
-        except Exception:
-            pass
-    return "bfloat16" if native_bf16 else "float32"
+    return "bfloat16" if native_bf16() else "float32"
 
 
 def _cuda_dtype_name() -> str:
@@ -214,6 +219,10 @@ def _load_weights(spec: ModelSpec, device: str, quantize: str | None) -> tuple[A
             info["source"] = "gguf-conversion"
             model = _from_pretrained(path, dtype=dtype)
         info["quantized"] = "none"
+        int4_weights = Path(path) / int4.INT4_FILE
+        if quantize != "none" and int4_weights.is_file() and int4.available():
+            int4.apply(model, int4_weights)
+            info["quantized"] = "int4"
     else:
         if gguf_file:
             raise ModelLoadError(f"Cannot load {spec.path} on {device} without a writable model cache.")
@@ -251,12 +260,13 @@ def load_chat_model(
     model: None (env HIERPLAN_MODEL, else the embedded SmolLM2 GGUF), a Hugging Face id (local cache;
     downloaded only when the network is allowed), a local model folder, or a .gguf file (converted once
     into the cache). device: None = cuda if available else cpu. quantize: None/"4bit" = 4-bit nf4 on CUDA
-    (falls back to unquantized with a warning), "none" = never.
+    (falls back to unquantized with a warning), and on a bf16 CPU a 4-bit GGUF's own weights as exact int4
+    (int4.py); "none" = float weights everywhere.
 
     Returns ``ChatHuggingFace``; per-call generation settings go in
     ``chat.invoke(messages, pipeline_kwargs={...})``. ``chat.metadata["hierplan_model"]`` records where
     the weights came from (``source``: "cache", "gguf-conversion", "gguf-direct" (cache not writable),
-    "folder" or "hub"), path, dtype, device.
+    "folder" or "hub"), path, dtype, device, quantized ("int4", "4bit" or "none").
     """
     spec = resolve_model(model)
     quantize = _normalize_quantize(quantize)
