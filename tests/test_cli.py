@@ -123,6 +123,22 @@ def test_show_prints_plan_outputs_final_and_token_totals(models, db, capsys):
     assert state["final"] == "THE FINAL ANSWER" and len(state["results"]) == 3
 
 
+def test_run_and_show_print_a_replan_the_same_way(models, db, capsys):
+    """A failed step whose revision is unusable: the live output and `show` give the same block, with the reason."""
+    models[0].append(three_llm_steps(python_step=[], replanner=["no revision here"]))  # default code: a SyntaxError
+    assert main(["run", "Compute", "--db", db, "--run-id", "r1"]) == 0
+    ran = capsys.readouterr().out
+    assert main(["show", "r1", "--db", db]) == 0
+    shown = capsys.readouterr().out
+
+    def replan(out: str) -> str:  # the text under the replan's rule, up to the next rule
+        block = out.split("Replan after step 2 failed", 1)[1].split("\n", 1)[1].split("───", 1)[0]
+        return " ".join(block.split())
+
+    assert replan(ran) == replan(shown)
+    assert replan(ran).startswith("the model gave no usable revision (no JSON") and "goes on as it was" in replan(ran)
+
+
 def test_runs_lists_nothing_yet(db, capsys):
     assert main(["runs", "--db", db]) == 0
     assert "no runs yet" in capsys.readouterr().out

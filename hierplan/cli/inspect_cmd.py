@@ -64,6 +64,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
 
+    from hierplan.cli.output import print_revision
+
     console = Console(highlight=False)
     console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
     if record.error:
@@ -84,12 +86,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 console.print(r["code"], markup=False, style="cyan")
             console.print(r["output"], markup=False)
     for revision in values.get("replans") or []:
-        console.rule(f"Replan after step {revision['failed_step']} failed", style="yellow")
-        if revision["applied"]:
-            for step in revision["steps"]:
-                console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
-        else:
-            console.print(f"no usable revision: {revision.get('parse_error')}", markup=False)
+        print_revision(console, revision)
     if values.get("final"):
         console.rule("Final answer")
         console.print(values["final"], markup=False)

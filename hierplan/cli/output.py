@@ -83,7 +83,7 @@ class HumanReporter:
             if "plan" in update:
                 self.plan = update["plan"]
             for revision in update.get("replans") or []:
-                self._print_revision(revision)
+                print_revision(self.console, revision)
         if "final" in update:  # the aggregator's answer, or a rejected plan's note
             if self.streaming_final:
                 self.console.print()  # the answer was printed token by token
@@ -135,13 +135,6 @@ class HumanReporter:
         for step in plan["steps"]:
             self.console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
 
-    def _print_revision(self, revision: dict[str, Any]) -> None:
-        self.console.rule(f"Replan after step {revision['failed_step']} failed", style="yellow")
-        if not revision["applied"]:
-            self.console.print("the model gave no usable revision; the plan goes on as it was")
-        for step in revision.get("steps") or []:
-            self.console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
-
     def _print_step(self, result: dict[str, Any]) -> None:
         mark = "[green]ok[/green]" if result["ok"] else "[red]FAILED[/red]"
         self.console.rule(f"Step {result['step_id']} [{result['tool']}] {result['title']}", style="dim")
@@ -162,6 +155,17 @@ class HumanReporter:
         if self._status:
             self._status.stop()
             self._status = None
+
+
+def print_revision(console, revision: dict[str, Any]) -> None:
+    """One replan, as a run prints it live and `hierplan show` prints it afterwards: the new steps, or why
+    there were none."""
+    console.rule(f"Replan after step {revision['failed_step']} failed", style="yellow")
+    if not revision["applied"]:
+        reason = f" ({revision['parse_error']})" if revision.get("parse_error") else ""
+        console.print(f"the model gave no usable revision{reason}; the plan goes on as it was", markup=False)
+    for step in revision.get("steps") or []:
+        console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
 
 
 def make_reporter(as_json: bool):
