@@ -9,9 +9,10 @@ import socket
 import sqlite3
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from hierplan.errors import DatabaseError, RunNotFoundError, UsageError
 
@@ -28,6 +29,19 @@ CREATE TABLE IF NOT EXISTS hierplan_runs (
 )"""
 
 
+@contextmanager
+def database_errors(path: str, writing: bool = False) -> Iterator[None]:
+    """Turn SQLite's errors (locked, corrupt, not a database, disk full) into one clear DatabaseError."""
+    try:
+        yield
+    except sqlite3.IntegrityError:
+        raise  # a constraint, not a broken file: e.g. RunStore.create() makes a taken run id a usage error
+    except sqlite3.DatabaseError as exc:
+        if writing:  # another --db would not help: the run being written lives in this one
+            raise DatabaseError(f"cannot write to database {path}: {exc}") from exc
+        raise DatabaseError(f"cannot use database {path}: {exc} (pass another file with --db)") from exc
+
+
 def connect(path: str) -> sqlite3.Connection:
     """Open (creating if needed) the database, with clear errors for a locked, unreadable or corrupt file."""
     if path != MEMORY:
@@ -36,7 +50,7 @@ def connect(path: str) -> sqlite3.Connection:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise DatabaseError(f"cannot create the folder for database {path}: {exc.strerror}") from exc
-    try:
+    with database_errors(path):
         # check_same_thread=False: the checkpointer serialises access with its own lock.
         conn = sqlite3.connect(os.path.expanduser(path), check_same_thread=False,
                                timeout=BUSY_TIMEOUT_MS / 1000)
@@ -48,17 +62,13 @@ def connect(path: str) -> sqlite3.Connection:
             conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(_SCHEMA)
         conn.commit()
-    except sqlite3.DatabaseError as exc:
-        raise DatabaseError(f"cannot use database {path}: {exc} (pass another file with --db)") from exc
     return conn
 
 
 def read_checkpoint(saver, run_id: str, path: str) -> dict[str, Any]:
     """The latest checkpointed state values of a run ({} before its first checkpoint)."""
-    try:
+    with database_errors(path):
         tup = saver.get_tuple({"configurable": {"thread_id": run_id}})
-    except sqlite3.DatabaseError as exc:
-        raise DatabaseError(f"cannot use database {path}: {exc} (pass another file with --db)") from exc
     return dict(tup.checkpoint["channel_values"]) if tup else {}
 
 
@@ -67,10 +77,8 @@ def open_checkpointer(path: str = MEMORY):
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     saver = SqliteSaver(connect(path))
-    try:
+    with database_errors(path):
         saver.setup()
-    except sqlite3.DatabaseError as exc:
-        raise DatabaseError(f"cannot use database {path}: {exc}") from exc
     return saver
 
 
@@ -125,19 +133,12 @@ class RunStore:
         return cls(connect(path), path)
 
     def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
-        try:
+        with database_errors(self.path):
             return self.conn.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise DatabaseError(f"cannot use database {self.path}: {exc} (pass another file with --db)") from exc
 
     def _write(self, sql: str, params: tuple) -> None:
-        try:
-            with self.conn:  # one transaction, committed or rolled back
-                self.conn.execute(sql, params)
-        except sqlite3.IntegrityError:
-            raise  # a duplicate run id: create() turns it into a usage error
-        except sqlite3.DatabaseError as exc:
-            raise DatabaseError(f"cannot write to database {self.path}: {exc}") from exc
+        with database_errors(self.path, writing=True), self.conn:  # one transaction, committed or rolled back
+            self.conn.execute(sql, params)
 
     def create(self, task: str, options: dict[str, Any], run_id: str | None = None) -> str:
         run_id = check_run_id(run_id) if run_id else uuid.uuid4().hex[:8]

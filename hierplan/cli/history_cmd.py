@@ -10,7 +10,7 @@ from typing import Any
 
 from hierplan.config import default_db_path
 from hierplan.errors import UsageError
-from hierplan.store import RunStore, check_run_id, open_checkpointer
+from hierplan.store import RunStore, check_run_id, database_errors, open_checkpointer
 
 
 def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
@@ -38,7 +38,9 @@ def history(saver, run_id: str) -> list[dict[str, Any]]:
 
 def print_history(db: str, run_id: str, as_json: bool) -> int:
     record = RunStore.open(db).get(check_run_id(run_id))
-    rows = history(open_checkpointer(db), record.id)
+    saver = open_checkpointer(db)
+    with database_errors(db):  # the saver raises raw sqlite3 errors (locked, malformed)
+        rows = history(saver, record.id)
     if as_json:
         print(json.dumps(rows))
         return 0
@@ -76,7 +78,9 @@ def cmd_fork(args: argparse.Namespace) -> int:
     record = store.get(check_run_id(args.run_id))
     options = {**overridden_options(record.options, args), "forked_from": record.id}
     saver = open_checkpointer(db)
-    tup = find_checkpoint(saver, record.id, args.at)
+    with database_errors(db):
+        tup = find_checkpoint(saver, record.id, args.at)
     new_id = store.create(record.task, options, args.new_run_id)
-    copy_checkpoint(saver, tup, record.id, args.at, new_id)
+    with database_errors(db, writing=True):
+        copy_checkpoint(saver, tup, record.id, args.at, new_id)
     return execute(new_id, None, options, db, store, args, resumed=True, task=record.task)
