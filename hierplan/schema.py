@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 MIN_STEPS = 3
 MAX_STEPS = 8
@@ -98,6 +98,17 @@ class DraftPlan(Plan):
 
 class DraftRevision(Revision):
     steps: list[DraftStep] = Field(min_length=1, max_length=MAX_REVISED_STEPS)
+
+
+def short_error(exc: Exception) -> str:
+    """Why a plan (or revision) is invalid, in one line: up to five "field.path: message" parts.
+
+    One format for the planner's failures, the replanner's parse_error and a person's edited plan."""
+    if isinstance(exc, ValidationError):
+        # A whole-plan check (step order, JSON syntax) has no field path: its message says enough.
+        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" if e["loc"] else e["msg"]
+                         for e in exc.errors()[:5])
+    return str(exc)
 
 
 class ModelCall(BaseModel):

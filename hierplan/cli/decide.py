@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hierplan.errors import UsageError
-from hierplan.schema import Plan
+from hierplan.schema import Plan, short_error
 
 
 def edit_plan(plan: dict[str, Any]) -> dict[str, Any]:
@@ -32,9 +32,7 @@ def edit_plan(plan: dict[str, Any]) -> dict[str, Any]:
     try:
         return Plan.model_validate_json(text).model_dump(mode="json")
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"])) or "plan"
-        raise UsageError(f"the edited plan is invalid: {where}: {first['msg']}") from exc
+        raise UsageError(f"the edited plan is invalid: {short_error(exc)}") from exc
 
 
 def decide(request: dict[str, Any], choice: str | None, interactive: bool) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ from langgraph.graph import END
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
-from hierplan.schema import Plan
+from hierplan.schema import Plan, short_error
 
 REJECTED_FINAL = "The plan was rejected; no step was run."
 
@@ -32,7 +32,7 @@ def approval(state: dict[str, Any]) -> dict[str, Any]:
             try:
                 plan = Plan.model_validate(decision.get("plan"))
             except ValidationError as exc:
-                request = {**request, "error": f"the edited plan is invalid: {exc.errors()[0]['msg']}"}
+                request = {**request, "error": f"the edited plan is invalid: {short_error(exc)}"}
                 continue
             return {"approval": "edited", "plan": plan.model_dump(mode="json"), "plan_source": "edited"}
         request = {**request, "error": f"unknown decision {decision!r}: use approve, edit (with a plan) or reject"}

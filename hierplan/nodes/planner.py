@@ -15,7 +15,7 @@ from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model
-from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Revision, Step
+from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Revision, Step, short_error
 
 # The constraint for a JSON generation: (model, schema model, token budget) -> kwargs for the pipeline,
 # or None where no grammar applies (a remote or fake model).
@@ -101,9 +101,3 @@ def example_turns() -> list:
         turns += [HumanMessage(prompts.PLANNER_USER.format(task=task)),
                   AIMessage(json.dumps(plan, separators=(",", ":"), ensure_ascii=False))]
     return turns
-
-
-def short_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-    return str(exc)

@@ -11,8 +11,8 @@ from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results, truncate
 from hierplan.nodes.model_call import invoke_model
-from hierplan.nodes.planner import ConstraintFactory, default_constraint, parse_plan, short_error
-from hierplan.schema import MAX_STEPS, DraftRevision, Revision
+from hierplan.nodes.planner import ConstraintFactory, default_constraint, parse_plan
+from hierplan.schema import MAX_STEPS, DraftRevision, Revision, short_error
 
 MAX_REPLANS = 1
 ERROR_CHARS = 400
