@@ -7,6 +7,7 @@ import json
 from langgraph.types import Command
 
 from fakes import ScriptedChatModel, plan_json
+from helpers import events, statuses
 from hierplan import build_graph
 from hierplan.nodes.approval import REJECTED_FINAL
 
@@ -59,25 +60,18 @@ def test_reject_ends_the_run_without_running_steps():
 from hierplan.cli.main import main  # noqa: E402
 
 
-def statuses(db, capsys):
-    capsys.readouterr()
-    main(["runs", "--json", "--db", db])
-    return {r["id"]: r["status"] for r in json.loads(capsys.readouterr().out)}
-
-
 def test_cli_run_waits_and_resume_approves(models, tmp_path, capsys):
     db = str(tmp_path / "a.sqlite")
     models[0].append({"planner": [plan_json(["llm", "llm", "llm"])]})
     assert main(["run", "t", "--approve", "--json", "--db", db, "--run-id", "w1"]) == 0
-    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    events = [e for e in events if e["event"] != "planning"]  # live progress events
-    assert [e["event"] for e in events] == ["run_started", "plan", "approval_needed", "run_finished"]
-    assert events[-1]["status"] == "waiting"
-    assert statuses(db, capsys) == {"w1": "waiting"}
+    printed = [e for e in events(capsys.readouterr().out) if e["event"] != "planning"]  # live progress events
+    assert [e["event"] for e in printed] == ["run_started", "plan", "approval_needed", "run_finished"]
+    assert printed[-1]["status"] == "waiting"
+    assert statuses(db) == {"w1": "waiting"}
     models[0].append({"aggregator": ["approved final"]})
     assert main(["resume", "w1", "--approve", "--db", db]) == 0
     assert "approved final" in capsys.readouterr().out
-    assert statuses(db, capsys) == {"w1": "done"}
+    assert statuses(db) == {"w1": "done"}
 
 
 def test_cli_resume_edit_opens_the_editor_and_validates(models, tmp_path, capsys, monkeypatch):
@@ -104,7 +98,7 @@ def test_cli_resume_edit_opens_the_editor_and_validates(models, tmp_path, capsys
     models[0].append({})
     assert main(["resume", "w3", "--edit", "--db", db]) == 2
     assert "the edited plan is invalid" in capsys.readouterr().err
-    assert statuses(db, capsys)["w3"] == "waiting"  # nothing lost: it can still be approved
+    assert statuses(db)["w3"] == "waiting"  # nothing lost: it can still be approved
 
 
 def test_cli_resume_reject(models, tmp_path, capsys):

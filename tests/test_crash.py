@@ -7,8 +7,6 @@ resumes it in a second process and checks which model calls the resumed process 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import signal
@@ -22,10 +20,8 @@ from pathlib import Path
 import pytest
 
 from fakes import integrity
-from hierplan import open_checkpointer
-from hierplan.cli.main import main
+from helpers import WORKER, cli, events, one_line_error, saved_values, statuses
 
-WORKER = str(Path(__file__).with_name("cli_worker.py"))
 PLAN = ["llm", "python", "llm", "llm"]  # 4 steps, each depending on the ones before (no depends_on)
 STEPS = [1, 2, 3, 4]
 
@@ -59,28 +55,6 @@ def kill9(proc: subprocess.Popen) -> str:
     out, _ = proc.communicate(timeout=30)  # reaped: its pid is gone, as after a real kill -9
     assert proc.returncode == -signal.SIGKILL
     return out
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-def run_status(db: str, run_id: str) -> str:
-    code, out, err = cli("runs", "--json", "--db", db)
-    assert code == 0, err
-    return {r["id"]: r["status"] for r in json.loads(out)}[run_id]
-
-
-def saved_values(db: str, run_id: str) -> dict:
-    tup = open_checkpointer(db).get_tuple({"configurable": {"thread_id": run_id}})
-    return dict(tup.checkpoint["channel_values"]) if tup else {}
-
-
-def events(text: str) -> list[dict]:
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def sandbox_code(token: str) -> str:
@@ -136,7 +110,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
     assert where["at"] == pause["at"]
 
     # The killed run: listed as interrupted, its finished steps saved, the database intact.
-    assert run_status(db, run_id) == "interrupted"
+    assert statuses(db)[run_id] == "interrupted"
     assert integrity(db) == "ok"
     before = saved_values(db, run_id)
     assert [r["step_id"] for r in before.get("results") or []] == saved_before
@@ -170,7 +144,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
     assert [r["output"] for r in after["results"]] == ["answer for step 1", "42", "answer for step 3",
                                                      "answer for step 4"]
     assert after["final"] == "FINAL ANSWER"
-    assert run_status(db, run_id) == "done"
+    assert statuses(db)[run_id] == "done"
     assert integrity(db) == "ok"
 
 
@@ -186,7 +160,7 @@ def test_a_run_killed_twice_still_finishes_once(tmp_path):
                  worker_env(tmp_path, {"plan": PLAN, "pause": {"at": "aggregator"}}, "c2.json"))
     wait_for(tmp_path / "paused", proc)
     kill9(proc)
-    assert run_status(db, run_id) == "interrupted"
+    assert statuses(db)[run_id] == "interrupted"
     assert [r["step_id"] for r in saved_values(db, run_id)["results"]] == STEPS
     code = subprocess.run([sys.executable, WORKER, "resume", run_id, "--db", db],
                           env=worker_env(tmp_path, {"plan": PLAN}, "c3.json"), capture_output=True,
@@ -194,7 +168,7 @@ def test_a_run_killed_twice_still_finishes_once(tmp_path):
     assert code.returncode == 0, code.stderr
     assert [c["node"] for c in json.loads((tmp_path / "c3.json").read_text())] == ["aggregator"]
     assert [c["step"] for c in json.loads((tmp_path / "c2.json").read_text())] == [3, 4, None]
-    assert run_status(db, run_id) == "done" and integrity(db) == "ok"
+    assert statuses(db)[run_id] == "done" and integrity(db) == "ok"
 
 
 def test_resume_refuses_a_run_whose_process_is_alive(tmp_path):
@@ -204,14 +178,15 @@ def test_resume_refuses_a_run_whose_process_is_alive(tmp_path):
                  worker_env(tmp_path, {"plan": PLAN, "pause": {"at": "llm_step", "step": 3}}, "c1.json"))
     try:
         wait_for(tmp_path / "paused", proc)
-        assert run_status(db, run_id) == "running"
+        assert statuses(db)[run_id] == "running"
         code, _, err = cli("resume", run_id, "--db", db)
-        assert code == 2 and "still running" in err and err.count("\n") == 1
-        assert run_status(db, run_id) == "running"
+        assert code == 2
+        one_line_error(err, "still running")
+        assert statuses(db)[run_id] == "running"
     finally:
         proc.kill()
         proc.communicate(timeout=30)
-    assert run_status(db, run_id) == "interrupted"
+    assert statuses(db)[run_id] == "interrupted"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -246,7 +221,7 @@ def test_real_model_run_killed_during_a_step_is_resumed(tmp_path):
     first = events("".join(lines))
     n_steps = len(next(e for e in first if e["event"] == "plan")["plan"]["steps"])
     assert not any(e["event"] == "run_finished" for e in first), "the run finished before the kill"
-    assert run_status(db, run_id) == "interrupted" and integrity(db) == "ok"
+    assert statuses(db)[run_id] == "interrupted" and integrity(db) == "ok"
     saved = [r["step_id"] for r in saved_values(db, run_id).get("results") or []]
 
     resumed = subprocess.run([sys.executable, WORKER, "resume", run_id, "--json", "--db", db], env=env,
@@ -259,4 +234,4 @@ def test_real_model_run_killed_during_a_step_is_resumed(tmp_path):
     assert second[-1]["status"] == "done" and second[-1]["final"]
     after = saved_values(db, run_id)
     assert [r["step_id"] for r in after["results"]] == list(range(1, n_steps + 1))
-    assert run_status(db, run_id) == "done" and integrity(db) == "ok"
+    assert statuses(db)[run_id] == "done" and integrity(db) == "ok"

@@ -20,10 +20,10 @@ import pytest
 
 import hierplan.store
 from fakes import integrity, plan_json
+from helpers import WORKER, latest_checkpoint, one_line_error, statuses
 from hierplan.cli.main import main
 from hierplan.store import RunStore
 
-WORKER = str(Path(__file__).with_name("cli_worker.py"))
 PLAN = ["llm", "llm", "llm"]
 
 
@@ -36,20 +36,9 @@ def script(**extra):
     return {"planner": [plan_json(PLAN)], "llm_step": ["one", "two", "three"], "aggregator": ["FINAL"], **extra}
 
 
-def one_line_error(err: str, *needles: str) -> None:
-    assert err.count("\n") == 1 and err.startswith("hierplan: error: "), err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in err, err
-
-
-def statuses(db: str) -> dict[str, str]:
-    return {r.id: r.status for r in RunStore.open(db).list()}
-
-
 def results_of(db: str, run_id: str, pending: bool = False) -> list:
     """(step, output) of the latest checkpoint; with ``pending``, plus the saved writes of finished tasks."""
-    tup = hierplan.open_checkpointer(db).get_tuple({"configurable": {"thread_id": run_id}})
+    tup = latest_checkpoint(db, run_id)
     results = list(tup.checkpoint["channel_values"].get("results") or [])
     if pending:
         results += [r for _, channel, value in tup.pending_writes or [] if channel == "results" for r in value]
@@ -229,6 +218,22 @@ def test_corrupted_pages_name_the_database(models, db, capsys, argv):
     corrupt_pages(db)
     assert main([*argv, "--db", db]) == 1
     one_line_error(capsys.readouterr().err, f"cannot use database {db}")
+
+
+@pytest.mark.parametrize("argv, method", [(["show", "keep"], "get_tuple"), (["show", "keep", "--history"], "list"),
+                                          (["fork", "keep", "--at", "x"], "get_tuple")])
+def test_a_failing_checkpoint_read_names_the_database(models, db, capsys, monkeypatch, argv, method):
+    """The runs table reads fine but the checkpoints do not: show, its history and fork all say so the same way."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    existing_run(models, db, capsys)
+
+    def malformed(self, *args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(SqliteSaver, method, malformed)
+    assert main([*argv, "--db", db]) == 1
+    one_line_error(capsys.readouterr().err, f"cannot use database {db}", "malformed")
 
 
 @pytest.mark.parametrize("method", ["put", "put_writes"])

@@ -1,0 +1,53 @@
+"""Driving the `hierplan` CLI in tests and reading back what a run saved (shared by the CLI-level tests)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+from hierplan import open_checkpointer
+from hierplan.cli.main import main
+
+# Runs the CLI in a subprocess with a scripted fake model (see its docstring), for kills and locks.
+WORKER = str(Path(__file__).with_name("cli_worker.py"))
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """`hierplan ARGV...` in this process: (exit code, stdout, stderr); works inside or outside capsys."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def events(text: str) -> list[dict]:
+    """The JSON events of `--json` output, one per line."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def one_line_error(err: str, *needles: str) -> None:
+    """A user-facing failure: exactly one `hierplan: error:` line, no traceback, mentioning every needle."""
+    assert err.count("\n") == 1 and err.startswith("hierplan: error: "), err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, err
+
+
+def statuses(db: str) -> dict[str, str]:
+    """Run id -> status, as `hierplan runs` lists them (a run whose process is gone shows as interrupted)."""
+    code, out, err = cli("runs", "--json", "--db", db)
+    assert code == 0, err
+    return {r["id"]: r["status"] for r in json.loads(out)}
+
+
+def latest_checkpoint(db: str, run_id: str):
+    """The run's latest checkpoint tuple straight from the saver (None before its first checkpoint)."""
+    return open_checkpointer(db).get_tuple({"configurable": {"thread_id": run_id}})
+
+
+def saved_values(db: str, run_id: str) -> dict:
+    """The state values of the run's latest checkpoint ({} before its first)."""
+    tup = latest_checkpoint(db, run_id)
+    return dict(tup.checkpoint["channel_values"]) if tup else {}
