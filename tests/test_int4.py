@@ -80,6 +80,15 @@ def test_swapped_linears_compute_what_the_float_weights_compute(tmp_path):
     assert torch.allclose(got.float(), expected, rtol=0.02, atol=0.02 * expected.abs().max().item())
 
 
+@needs_kernel
+def test_a_linear_the_kernel_cannot_take_keeps_its_float_weight(tmp_path):
+    model = Tiny([q4_1_weight(96, 64), q4_1_weight(40, 96)])  # 40 outputs: not a multiple of 16
+    path = tmp_path / int4.INT4_FILE
+    assert int4.save_if_exact(model, path)
+    assert int4.apply(model, path) == 1
+    assert type(model.layers[1].proj) is nn.Linear
+
+
 def test_weights_that_are_not_4_bit_are_left_alone(tmp_path):
     model = Tiny([q4_1_weight(96, 64), torch.randn(64, 96)])
     path = tmp_path / int4.INT4_FILE

@@ -25,6 +25,8 @@ INT4_FILE = "hierplan-int4.safetensors"
 # A dequantized Q4_1 weight differs from its int4 re-derivation by float rounding only (~1e-7);
 # anything above this was not 4-bit with groups of 32, and converting it would change the model.
 EXACT_TOLERANCE = 1e-5
+# torch's CPU packing refuses other output sizes ("expect N to be dividable by 16").
+OUT_MULTIPLE = 16
 
 
 def available() -> bool:
@@ -83,11 +85,13 @@ def _int4_linear_class():
 
 
 def _targets(model):
-    """(name, module) of the linears inside the decoder layers; the tied embedding/lm_head stays as it is."""
+    """(name, module) of the linears inside the decoder layers that the kernel can take; the tied
+    embedding/lm_head stays as it is."""
     from torch import nn
 
     for name, module in model.named_modules():
-        if isinstance(module, nn.Linear) and ".layers." in f".{name}" and module.in_features % GROUP_SIZE == 0:
+        if (isinstance(module, nn.Linear) and ".layers." in f".{name}" and module.in_features % GROUP_SIZE == 0
+                and module.out_features % OUT_MULTIPLE == 0):
             yield name, module
 
 
