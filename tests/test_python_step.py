@@ -101,7 +101,18 @@ def test_known_failures_come_back_with_advice():
     assert result["ok"] is True
     first_repair, second_repair = (c["messages"][-1].content for c in model.calls[1:])
     assert "input() cannot be used" in first_repair and "EOFError" in first_repair
-    assert "earlier steps' results are in the prompt" in second_repair
+    assert "`total` is not defined anywhere in the program" in second_repair
+    assert "Earlier steps' results are in the prompt" in second_repair
+
+
+def test_a_misspelt_name_gets_the_defined_one_suggested():
+    from hierplan.nodes.python_step import repair_hint
+
+    code = "def total_footage():\n    return 3\nprint(total_feet())"
+    hint = repair_hint("NameError: name 'total_feet' is not defined", code)
+    assert hint == "`total_feet` is not defined; did you mean `total_footage`?\n"
+    # Unparsable code still gets the general advice, naming the name.
+    assert "`x` is not defined anywhere" in repair_hint("NameError: name 'x' is not defined", "print(x")
 
 
 def test_an_unknown_failure_gets_no_advice():
@@ -110,3 +121,32 @@ def test_an_unknown_failure_gets_no_advice():
                             FakeExecution(True, "5\n")])
     repair = model.calls[1]["messages"][-1].content
     assert repair.endswith("ZeroDivisionError: division by zero\nWrite the corrected complete program.")
+
+
+def test_the_request_carries_the_task_earlier_results_and_the_step_after_the_examples():
+    earlier = {"step_id": 1, "title": "Price", "output": "42", "ok": True}
+    step = {**STEP, "id": 2, "depends_on": [1]}
+    state = {**STATE, "task": "What is 42 plus 3?", "results": [earlier], "step": step,
+             "plan": {**STATE["plan"], "steps": [STEP, step]}}
+    model = ScriptedChatModel(script={"python_step": ["print(45)"]})
+    make_python_step(model, SamplingConfig(), scripted_runner([FakeExecution(True, "45\n")]))(state)
+    messages = model.calls[0]["messages"]
+    from hierplan.nodes import prompts
+
+    assert [m.type for m in messages] == ["system"] + ["human", "ai"] * len(prompts.CODE_EXAMPLES) + ["human"]
+    request = messages[-1].content
+    assert request.startswith("Task: What is 42 plus 3?")
+    assert "Step 1 - Price:\n42" in request and "Step 2: Add" in request
+
+
+def test_worked_example_programs_run_and_print():
+    """The examples teach by imitation: each must be a program the real sandbox runs and that prints."""
+    from hierplan.nodes.python_step import code_example_turns, run_attempt
+    from hierplan.nodes.json_extract import strip_code_fences
+    from hierplan.tools import run_python
+
+    programs = [strip_code_fences(m.content) for m in code_example_turns() if m.type == "ai"]
+    assert programs
+    for program in programs:
+        attempt = run_attempt(program, run_python)
+        assert attempt.ok and attempt.stdout.strip(), (program, attempt.error)

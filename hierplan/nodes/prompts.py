@@ -44,15 +44,26 @@ STEP_USER = """{context}Step {step_id}: {title}
 Instruction: {instruction}
 Expected output: {expected_output}"""
 
-CODE_SYSTEM = """You write Python 3 code for one step of a plan for this task: {task}
-Goal: {goal}
-Reply with one complete Python program only, in a ```python block. It must print its result with print(). Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory.
-Define every value in the program: write the numbers from the task and from earlier results into the code. Example, for the step "Find the change from 10 dollars after buying 3 pens at 2 dollars each":
-```python
-pens_cost = 3 * 2
-change = 10 - pens_cost
-print(change)
-```"""
+CODE_SYSTEM = """You write a short Python 3 program for one step of a plan.
+Reply with the program only, in a ```python block. Write into the program every value it needs, taken from the task and from the results of earlier steps, and print the result with print().
+Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory."""
+
+CODE_USER = "Task: {task}\n{step}"
+
+# Worked examples, shown before the step as earlier chat turns (a 135M model copied the names of an example
+# given inside the system prompt into its own programs; as turns it keeps them apart). One uses an earlier
+# result, one is not arithmetic. Each: (task, earlier results as (id, title, output), step, program).
+CODE_EXAMPLES: tuple[tuple[str, tuple[tuple[int, str, str], ...], dict, str], ...] = (
+    (PLANNER_EXAMPLES[0][0], ((1, "Cost of the pens", "6"),),
+     {"id": 2, "title": "Change", "instruction": "Subtract the cost of the pens from $10.",
+      "expected_output": "The change in dollars"},
+     "cost = 6\npaid = 10\nchange = paid - cost\nprint(change)"),
+    ("Which words appear more than once in 'the cat saw the dog and the dog ran'?", (),
+     {"id": 1, "title": "Repeated words", "instruction": "Count each word and keep those that appear more than once.",
+      "expected_output": "The repeated words"},
+     "from collections import Counter\n\ncounts = Counter('the cat saw the dog and the dog ran'.split())\n"
+     "print([word for word, n in counts.items() if n > 1])"),
+)
 
 CODE_REPAIR_USER = """The previous program failed.
 Code:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import difflib
+import re
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 from langchain_core.language_models import BaseChatModel
@@ -11,16 +14,18 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.context import truncate
+from hierplan.nodes.context import prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
-from hierplan.nodes.llm_step import step_messages
 from hierplan.nodes.model_call import invoke_model
 from hierplan.schema import CodeAttempt, StepResult
 
 # Repairs after the first attempt: a syntax error, an exception, a timeout or no output is shown to the
 # model with its code, and it tries again.
 MAX_CODE_REPAIRS = 2
+# Repairs sample at least this warm: at 0.2 the embedded model sent back the failed program unchanged in
+# most failed repairs (bench/python_steps.py), so a repair was a wasted attempt.
+REPAIR_TEMPERATURE = 0.7
 NOTHING_PRINTED = "the program printed nothing; print the result"
 ERROR_CHARS_FOR_REPAIR = 1200
 
@@ -38,15 +43,33 @@ def default_runner(code: str):
 # bench/python_steps.py: input(), names from earlier steps, functions defined but never called).
 _HINTS = (
     ("EOFError", "input() cannot be used: nobody types anything. Write the values from the task into the code."),
-    ("NameError", "Every name must be defined in this program; earlier steps' results are in the prompt, "
-                  "not in variables, so write their values into the code."),
     (NOTHING_PRINTED, "Call print() on the result. If you defined a function, call it and print what it returns."),
 )
 
 
-def repair_hint(error: str) -> str:
+def repair_hint(error: str, code: str = "") -> str:
     """One line of advice for a known kind of failure (with its newline), else ""."""
+    missing = re.search(r"NameError: name '(\w+)' is not defined", error)
+    if missing:
+        return _name_hint(missing.group(1), code) + "\n"
     return next((hint + "\n" for key, hint in _HINTS if key in error), "")
+
+
+def _name_hint(name: str, code: str) -> str:
+    """Name the missing name, and the defined one it is probably a misspelling of (Python 3.12's traceback
+    says "Did you mean"; 3.11's does not). In bench/python_steps.py the model repeated the same program
+    when told only the general rule."""
+    try:
+        nodes = list(ast.walk(ast.parse(code)))
+    except SyntaxError:
+        nodes = []
+    defined = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    defined |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    close = difflib.get_close_matches(name, sorted(defined), n=1, cutoff=0.6)
+    if close:
+        return f"`{name}` is not defined; did you mean `{close[0]}`?"
+    return (f"`{name}` is not defined anywhere in the program: give it its value from the task first "
+            f"(`{name} = ...`), or do not use it. Earlier steps' results are in the prompt, not in variables.")
 
 
 def check_code(code: str) -> CodeAttempt | None:
@@ -90,6 +113,20 @@ def _callable_without_arguments(func: ast.FunctionDef) -> bool:
             and all(d is not None for d in args.kw_defaults))
 
 
+def code_request(task: str, results: list[dict[str, Any]], step: dict[str, Any]) -> str:
+    """The user turn asking for a step's program: the task, earlier results, and the step."""
+    return prompts.CODE_USER.format(task=truncate(task, TASK_CONTEXT_CHARS), step=step_request(results, step))
+
+
+def code_example_turns() -> list:
+    """prompts.CODE_EXAMPLES as earlier chat turns, in exactly the form a real step's request takes."""
+    turns: list = []
+    for task, earlier, step, program in prompts.CODE_EXAMPLES:
+        results = [{"step_id": i, "title": title, "output": output, "ok": True} for i, title, output in earlier]
+        turns += [HumanMessage(code_request(task, results, step)), AIMessage(f"```python\n{program}\n```")]
+    return turns
+
+
 def run_attempt(code: str, run_code: CodeRunner) -> CodeAttempt:
     if (failed := check_code(code)) is not None:
         return failed
@@ -102,19 +139,21 @@ def run_attempt(code: str, run_code: CodeRunner) -> CodeAttempt:
 
 def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: CodeRunner = default_runner,
                      max_repairs: int = MAX_CODE_REPAIRS):
+    examples = code_example_turns()
+
     def python_step(payload: dict[str, Any]) -> dict[str, Any]:
         """``payload``: plan, results so far, and the ``step`` to run (sent by the scheduler)."""
         step = payload["step"]
         emit("steps_started", step_ids=[step["id"]], tool="python", batch=1)
         start = time.perf_counter()
-        base = step_messages(payload, step)
-        system = prompts.CODE_SYSTEM.format(task=truncate(payload["task"], TASK_CONTEXT_CHARS),
-                                            goal=payload["plan"]["goal"])
-        messages = [SystemMessage(system), base[1]]
+        request = code_request(payload["task"], prior_results(payload, step), step)
+        messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
         attempts: list[CodeAttempt] = []
         calls = []
+        repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, REPAIR_TEMPERATURE))
         for attempt_no in range(max_repairs + 1):
-            text, call = invoke_model(model, messages, sampling.code, node="python_step",
+            text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
+                                      node="python_step",
                                       seed=sampling.seed, seed_key=(step["id"], attempt_no))
             calls.append(call)
             attempt = run_attempt(strip_code_fences(text), run_code)
@@ -125,7 +164,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
                 break
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR),
-                hint=repair_hint(attempt.error or "")))]
+                hint=repair_hint(attempt.error or "", attempt.code)))]
         last = attempts[-1]
         result = StepResult(
             step_id=step["id"], title=step["title"], tool=step["tool"],
