@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hierplan.config import STEP_CONTEXT_CHARS
+from hierplan.nodes import prompts
 
 
 def truncate(text: str, limit: int) -> str:
@@ -38,3 +39,13 @@ def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHAR
         status = "" if r["ok"] else " (FAILED: do not rely on it)"
         lines.append(f"Step {r['step_id']} - {r['title']}{status}:\n{truncate(r['output'], limit)}")
     return "\n\n".join(lines)
+
+
+def step_request(results: list[dict[str, Any]], step: dict[str, Any]) -> str:
+    """What a step node is asked: the earlier results it may use, then the step itself."""
+    context = format_results(results)
+    return prompts.STEP_USER.format(
+        context=prompts.CONTEXT_HEADER + context + "\n\n" if context else "",
+        step_id=step["id"], title=step["title"], instruction=step["instruction"],
+        expected_output=step.get("expected_output") or "a concise answer",
+    )

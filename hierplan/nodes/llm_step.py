@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.context import format_results, prior_results, truncate
+from hierplan.nodes.context import prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_batch
 from hierplan.schema import StepResult
@@ -18,14 +18,9 @@ from hierplan.schema import StepResult
 
 def step_messages(state: dict[str, Any], step: dict[str, Any]) -> list:
     plan = state["plan"]
-    context = format_results(prior_results(state, step))
     system = prompts.STEP_SYSTEM.format(task=truncate(state["task"], TASK_CONTEXT_CHARS), goal=plan["goal"],
                                         assumptions="; ".join(plan["assumptions"]) or "none")
-    user = prompts.STEP_USER.format(
-        context=prompts.CONTEXT_HEADER + context + "\n\n" if context else "",
-        step_id=step["id"], title=step["title"], instruction=step["instruction"],
-        expected_output=step.get("expected_output") or "a concise answer",
-    )
+    user = step_request(prior_results(state, step), step)
     return [SystemMessage(system), HumanMessage(user)]
 
 
