@@ -46,7 +46,8 @@ t_first = since_process_start()
 cpu_first = time.process_time()
 info = chat.metadata["hierplan_model"]
 print("BENCH " + json.dumps({"interpreter": t_main, "loaded": t_loaded, "first_token": t_first, "cpu": cpu_first,
-      "source": info["source"], "dtype": info["dtype"], "reply": reply.content}))
+      "source": info["source"], "dtype": info["dtype"] + (" + int4" if info.get("quantized") == "int4" else ""),
+      "reply": reply.content}))
 """
 
 

@@ -7,7 +7,8 @@ loaded with ``AutoModelForCausalLM.from_pretrained(..., gguf_file=..., dtype=flo
 ``model.generate`` called directly with the same settings and prompt (chat template applied).
 Runs alternate between the two (so load from other processes hits both alike); medians are reported.
 
-Also checks that greedy outputs of the chosen CPU dtype agree with fp32 on a few prompts.
+Also checks that greedy outputs of hierplan's weights (bf16, with int4 linears for a 4-bit GGUF) agree with
+fp32 on a few prompts.
 
     python bench/decode.py [--tokens 64] [--repeats 3] [--no-write]
 """
@@ -58,6 +59,7 @@ def main() -> None:
 
     chat = load_chat_model()  # converts into the user's cache on first use
     info = chat.metadata["hierplan_model"]
+    weights = info["dtype"] + (f" + {info['quantized']} linears" if info.get("quantized", "none") != "none" else "")
     pipe_model = chat.llm.pipeline.model
     tokenizer = chat.tokenizer
 
@@ -117,7 +119,7 @@ def main() -> None:
         print(f"agree {prompt!r}: identical={a == b} common prefix {same}/{len(a)}", flush=True)
 
     target = "met" if ratio >= 1.4 else "NOT met"
-    print(f"plain fp32 {med['plain']:.1f} tok/s, hierplan {info['dtype']} {med['hierplan']:.1f} tok/s, ratio {ratio:.2f}x ({target}); per CPU-second {cpu_ratio:.2f}x")
+    print(f"plain fp32 {med['plain']:.1f} tok/s, hierplan {weights} {med['hierplan']:.1f} tok/s, ratio {ratio:.2f}x ({target}); per CPU-second {cpu_ratio:.2f}x")
     if args.no_write:
         return
     identical = sum(r[3] for r in agree_rows)
@@ -125,7 +127,7 @@ def main() -> None:
     body = f"""Same prompt, {n} new tokens forced (`min_new_tokens = max_new_tokens = {n}`), the agent's sampling
 settings ({", ".join(f"{k}={v}" for k, v in AGENT.items())}); median of {args.repeats} alternating runs after one
 warm-up each. Baseline: the tutorial's plain path, GGUF loaded in float32 (loaded in {base_load:.1f} s) and
-`model.generate`. hierplan: `load_chat_model()` (source: {info['source']}, dtype {info['dtype']}) and
+`model.generate`. hierplan: `load_chat_model()` (source: {info['source']}, {weights}) and
 `chat.invoke(..., pipeline_kwargs=...)` through the text-generation pipeline.
 
 Command: `python bench/decode.py --tokens {n} --repeats {args.repeats}{f" --threads {args.threads}" if args.threads else ""}` (torch threads: {torch.get_num_threads()})
@@ -134,12 +136,12 @@ Machine: {machine_line()}
 | path | dtype | tok/s (median) | runs | vs plain | tok per CPU-second | vs plain |
 | --- | --- | ---: | --- | ---: | ---: | ---: |
 | plain `model.generate` | float32 | {med['plain']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain'])} | 1.00x | {cpu_med['plain']:.1f} | 1.00x |
-| plain `model.generate`, hierplan's weights | {info['dtype']} | {med['plain_chosen']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain_chosen'])} | {med['plain_chosen'] / med['plain']:.2f}x | {cpu_med['plain_chosen']:.1f} | {cpu_med['plain_chosen'] / cpu_med['plain']:.2f}x |
-| hierplan `load_chat_model` + pipeline | {info['dtype']} | {med['hierplan']:.1f} | {", ".join(f"{r:.1f}" for r in rates['hierplan'])} | **{ratio:.2f}x** | {cpu_med['hierplan']:.1f} | {cpu_ratio:.2f}x |
+| plain `model.generate`, hierplan's weights | {weights} | {med['plain_chosen']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain_chosen'])} | {med['plain_chosen'] / med['plain']:.2f}x | {cpu_med['plain_chosen']:.1f} | {cpu_med['plain_chosen'] / cpu_med['plain']:.2f}x |
+| hierplan `load_chat_model` + pipeline | {weights} | {med['hierplan']:.1f} | {", ".join(f"{r:.1f}" for r in rates['hierplan'])} | **{ratio:.2f}x** | {cpu_med['hierplan']:.1f} | {cpu_ratio:.2f}x |
 
 Target >= 1.4x: **{target}**.
 
-Greedy agreement, {info['dtype']} vs float32, up to {args.agree_tokens} new tokens: {identical}/{len(agree_rows)} identical.
+Greedy agreement, hierplan's weights ({weights}) vs float32, up to {args.agree_tokens} new tokens: {identical}/{len(agree_rows)} identical.
 
 | prompt | identical | common prefix (tokens) |
 | --- | --- | --- |
