@@ -130,10 +130,6 @@ def task_of(messages) -> str:
     return re.search(r"Task: (.*)", messages[-1].content).group(1)
 
 
-def goal_of(messages) -> str:
-    return re.search(r"Goal: (.*)", messages[0].content).group(1)
-
-
 # Per task: planner reply (garbage -> retry), python code on first try, final answer.
 TASKS = [
     {"question": "Q1 repaired", "answer": "1 + 41\n#### 42"},
@@ -151,7 +147,7 @@ def planner(messages):
 
 
 def python_code(messages):
-    if goal_of(messages).startswith("Q1") and len(messages) == 2:  # first try of Q1 fails, the repair works
+    if messages[-1].content.startswith("Task: Q1"):  # Q1's first try fails; its repair (an error report) works
         return "```python\nprint(1/0)\n```"
     return "print(42)"
 
