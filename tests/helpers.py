@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hierplan import open_checkpointer
 from hierplan.cli.main import main
+from hierplan.store import read_checkpoint
 
 # Runs the CLI in a subprocess with a scripted fake model (see its docstring), for kills and locks.
 WORKER = str(Path(__file__).with_name("cli_worker.py"))
@@ -48,6 +49,5 @@ def latest_checkpoint(db: str, run_id: str):
 
 
 def saved_values(db: str, run_id: str) -> dict:
-    """The state values of the run's latest checkpoint ({} before its first)."""
-    tup = latest_checkpoint(db, run_id)
-    return dict(tup.checkpoint["channel_values"]) if tup else {}
+    """The state values of the run's latest checkpoint ({} before its first), read as `hierplan show` reads them."""
+    return read_checkpoint(open_checkpointer(db), run_id, db)
