@@ -150,3 +150,24 @@ def test_worked_example_programs_run_and_print():
     for program in programs:
         attempt = run_attempt(program, run_python)
         assert attempt.ok and attempt.stdout.strip(), (program, attempt.error)
+
+
+def test_repairs_sample_warmer_than_the_first_try(monkeypatch):
+    """At 0.2 the embedded model sent back the failed program unchanged; repairs use REPAIR_TEMPERATURE or more."""
+    from hierplan.nodes import python_step
+    from hierplan.nodes.model_call import invoke_model
+
+    temperatures = []
+
+    def recording(model, messages, sampling, **kwargs):
+        temperatures.append(sampling.temperature)
+        return invoke_model(model, messages, sampling, **kwargs)
+
+    monkeypatch.setattr(python_step, "invoke_model", recording)
+    run_step(["print(2 +", "print(2 +", "print(5)"], [FakeExecution(True, "5\n")])
+    assert temperatures == [SamplingConfig().code.temperature] + [python_step.REPAIR_TEMPERATURE] * 2
+    temperatures.clear()
+    hot = SamplingConfig().with_overrides(temperature=0.9)
+    model = ScriptedChatModel(script={"python_step": ["print(2 +", "print(5)"]})
+    make_python_step(model, hot, scripted_runner([FakeExecution(True, "5\n")]))(STATE)
+    assert temperatures == [0.9, 0.9]  # never cooler than asked

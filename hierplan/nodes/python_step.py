@@ -47,7 +47,7 @@ _HINTS = (
 )
 
 
-def repair_hint(error: str, code: str = "") -> str:
+def repair_hint(error: str, code: str) -> str:
     """One line of advice for a known kind of failure (with its newline), else ""."""
     missing = re.search(r"NameError: name '(\w+)' is not defined", error)
     if missing:
