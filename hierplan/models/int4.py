@@ -33,7 +33,7 @@ def available() -> bool:
     """torch has the CPU int4 kernel, and the CPU computes bf16 natively (the kernel's fast path)."""
     import torch
 
-    from hierplan.models.loader import native_bf16
+    from hierplan.models.device import native_bf16
 
     return hasattr(torch, "_weight_int4pack_mm_for_cpu") and native_bf16()
 
