@@ -175,6 +175,38 @@ def test_cuda_without_gpu_is_a_load_error():
         load_chat_model(device="cuda")
 
 
+@pytest.mark.parametrize("outcome", ["loaded", "failed"])
+@pytest.mark.parametrize("was_enabled", [True, False])
+def test_garbage_collection_pauses_during_the_load_only(monkeypatch, outcome, was_enabled):
+    import gc
+
+    from hierplan.models import loader
+
+    seen = []
+
+    def load_weights(*args):
+        seen.append(gc.isenabled())
+        if outcome == "failed":
+            raise ModelLoadError("broken weights")
+        return object(), object(), {}
+
+    monkeypatch.setattr(loader, "_load_weights", load_weights)
+    monkeypatch.setattr(loader, "pick_device", lambda device: "cpu")
+    monkeypatch.setattr(loader, "_configure", lambda *args: None)
+    monkeypatch.setattr(loader, "_wrap", lambda *args: "chat")
+    (gc.enable if was_enabled else gc.disable)()
+    try:
+        if outcome == "failed":
+            with pytest.raises(ModelLoadError, match="broken"):
+                load_chat_model()
+        else:
+            assert load_chat_model() == "chat"
+        assert seen == [False]
+        assert gc.isenabled() is was_enabled
+    finally:
+        gc.enable()
+
+
 # --- real weights -------------------------------------------------------------------------------------
 
 
@@ -299,3 +331,4 @@ def test_tiny_qwen2_folder_loads_and_generates(tmp_path):
     assert isinstance(reply.content, str)
     generated = calls[0]["output"][0, calls[0]["prompt_len"] :]
     assert len(generated) == 4
+
