@@ -332,3 +332,56 @@ def test_tiny_qwen2_folder_loads_and_generates(tmp_path):
     generated = calls[0]["output"][0, calls[0]["prompt_len"] :]
     assert len(generated) == 4
 
+
+def _tiny_llama(folder: Path, tie: bool):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=tie)
+    model = LlamaForCausalLM(config).to(torch.bfloat16)
+    model.generation_config.eos_token_id = [2, 7]
+    model.save_pretrained(folder)
+    (folder / gguf_cache.MANIFEST).write_text("{}")
+    return model
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("tie", [True, False])
+def test_a_cache_folder_loads_as_from_pretrained_loads_it(tmp_path, tie):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from hierplan.models import loader
+
+    _tiny_llama(tmp_path, tie)
+    expected = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.bfloat16)
+    got = gguf_cache.load_cached(tmp_path, torch.bfloat16)
+    assert got is not None
+    assert got.config.to_dict() == expected.config.to_dict()
+    assert got.generation_config.to_dict() == expected.generation_config.to_dict()
+    assert (got.lm_head.weight is got.model.embed_tokens.weight) is tie
+    want, have = expected.state_dict(), got.state_dict()
+    assert set(have) == set(want) and all(torch.equal(have[k], want[k]) for k in want)
+    buffers = dict(expected.named_buffers())
+    assert all(torch.equal(tensor, buffers[name]) for name, tensor in got.named_buffers())
+    ids = torch.tensor([[1, 5, 9, 42]])
+    with torch.inference_mode():
+        assert torch.equal(got.eval()(ids).logits, expected.eval()(ids).logits)
+    # The loader takes this path for a cache folder.
+    assert type(loader._from_pretrained(str(tmp_path), dtype=torch.bfloat16)) is type(got)
+
+
+@pytest.mark.real_model
+def test_a_cache_folder_missing_a_weight_goes_through_from_pretrained(tmp_path, monkeypatch):
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    _tiny_llama(tmp_path, tie=False)
+    weights = tmp_path / "model.safetensors"
+    tensors = load_file(str(weights))
+    del tensors["model.layers.0.mlp.up_proj.weight"]
+    save_file(tensors, str(weights), metadata={"format": "pt"})
+    assert gguf_cache.load_cached(tmp_path, torch.bfloat16) is None
+

@@ -158,6 +158,41 @@ def convert(gguf_path: str | os.PathLike, dtype_name: str, folder: Path) -> Path
     return folder
 
 
+def load_cached(folder: str | os.PathLike, dtype):
+    """The model in a cache folder written by ``convert``, or None where from_pretrained must do it.
+
+    This is from_pretrained's work without its generic machinery: a model built from config.json with
+    weight initialisation off, then the stored tensors assigned in place. That machinery (renaming rules
+    compiled for every architecture, a meta-device init of each weight it then overwrites) costs about
+    0.15 s of a ~3 s start (docs/benchmarks.md, "Cold start"). Used only when the file holds exactly the
+    model's weights, every one not in it being tied to one that is; anything else returns None.
+    """
+    from safetensors import safe_open
+    from transformers import AutoConfig, AutoModelForCausalLM, GenerationConfig
+    from transformers.initialization import no_init_weights
+
+    folder = Path(folder)
+    weights = folder / "model.safetensors"
+    if not weights.is_file():  # sharded or another layout: from_pretrained knows them all
+        return None
+    config = AutoConfig.from_pretrained(str(folder))
+    with no_init_weights():
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    with safe_open(str(weights), framework="pt") as handle:
+        state = {key: handle.get_tensor(key) for key in handle.keys()}
+    missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
+    model.tie_weights()
+    loaded = {id(tensor) for key, tensor in model.state_dict(keep_vars=True).items() if key in state}
+    untied = [key for key in missing if id(model.state_dict(keep_vars=True)[key]) not in loaded]
+    if unexpected or untied:
+        log.debug("cache %s: unexpected %s, missing %s; using from_pretrained", folder, unexpected, untied)
+        return None
+    if (folder / "generation_config.json").is_file():
+        model.generation_config = GenerationConfig.from_pretrained(str(folder))
+    model.config._name_or_path = model.name_or_path = str(folder)
+    return model
+
+
 def discard(folder: Path) -> None:
     """Move a broken cache folder out of the way (rename first, so readers never see it half-deleted)."""
     if not folder.exists():

@@ -27,6 +27,10 @@ _END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endof
 
 def _from_pretrained(path: str, **kwargs: Any):
     """The one place that loads model weights (any path: folder, hub id, GGUF conversion, cache)."""
+    if set(kwargs) <= {"dtype"} and (Path(path) / gguf_cache.MANIFEST).is_file():
+        model = gguf_cache.load_cached(path, kwargs.get("dtype"))
+        if model is not None:
+            return model
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_pretrained(path, **kwargs)
