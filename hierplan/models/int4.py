@@ -18,15 +18,26 @@ torch's own (aten), so only the packing below is ours.
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 GROUP_SIZE = 32
 INT4_FILE = "hierplan-int4.safetensors"
+# INT4_FILE's weights in torch's own packed layout, written on first use (see apply).
+KERNEL_FILE = "hierplan-int4-kernel.safetensors"
 # A dequantized Q4_1 weight differs from its int4 re-derivation by float rounding only (~1e-7);
 # anything above this was not 4-bit with groups of 32, and converting it would change the model.
 EXACT_TOLERANCE = 1e-5
 # torch's CPU packing refuses other output sizes ("expect N to be dividable by 16").
 OUT_MULTIPLE = 16
+# The int4 kernel's time grows with every row it multiplies; a bf16 GEMM's barely does until ~32 rows.
+# Measured on the embedded model's four layer shapes (docs/benchmarks.md, "Prefill"): int4 is 2-3x faster
+# for 1-4 rows (decode, batched decode), about even at 8, and 2-7x slower from 16 rows (prefill) up.
+FLOAT_ROWS = 8
 
 
 def available() -> bool:
@@ -60,28 +71,60 @@ def _int4_linear_class():
     from torch import nn
 
     class _Int4Linear(nn.Module):
-        def __init__(self, q, scale, zero, bias=None):
+        """A linear with two forms of one weight: int4 for a few rows at a time (decode), the float weight
+        for many (prefill), each where it is faster (FLOAT_ROWS)."""
+
+        def __init__(self, linear: nn.Linear, packed, scales_zeros):
             super().__init__()
-            n, half_k = q.shape
-            unpacked = torch.stack([q & 0xF, q >> 4], dim=-1).reshape(n, 2 * half_k).to(torch.int32)
-            self.in_features, self.out_features = 2 * half_k, n
-            self.register_buffer("packed", torch._convert_weight_to_int4pack_for_cpu(unpacked, 1), persistent=False)
-            # [K / group, N, 2] in the activation dtype, as the kernel expects.
-            scales_zeros = torch.stack([scale, zero], dim=-1).transpose(0, 1).contiguous().to(torch.bfloat16)
+            self.in_features, self.out_features = linear.in_features, linear.out_features
+            self.weight, self.bias = linear.weight, linear.bias
+            self.register_buffer("packed", packed, persistent=False)
             self.register_buffer("scales_zeros", scales_zeros, persistent=False)
-            self.register_buffer("bias", None if bias is None else bias.detach().to(torch.bfloat16), persistent=False)
 
         def forward(self, x):
-            flat = x.reshape(-1, self.in_features).to(torch.bfloat16)
-            y = torch._weight_int4pack_mm_for_cpu(flat, self.packed, GROUP_SIZE, self.scales_zeros)
+            flat = x.reshape(-1, self.in_features)
+            if flat.shape[0] >= FLOAT_ROWS:
+                return nn.functional.linear(x.to(self.weight.dtype), self.weight, self.bias).to(x.dtype)
+            y = torch._weight_int4pack_mm_for_cpu(flat.to(torch.bfloat16), self.packed, GROUP_SIZE, self.scales_zeros)
             if self.bias is not None:
-                y = y + self.bias
+                y = y + self.bias.to(torch.bfloat16)
             return y.reshape(*x.shape[:-1], self.out_features).to(x.dtype)
 
         def extra_repr(self) -> str:
-            return f"in_features={self.in_features}, out_features={self.out_features}, int4 group={GROUP_SIZE}"
+            return (f"in_features={self.in_features}, out_features={self.out_features}, int4 group={GROUP_SIZE}"
+                    f" below {FLOAT_ROWS} rows")
 
     return _Int4Linear
+
+
+def kernel_form(q, scale, zero) -> dict:
+    """The stored nibbles, scales and zeros in the form torch's kernel takes: its own packing of the
+    weight, and scales and zeros as [K / group, N, 2] in the activation dtype."""
+    import torch
+
+    n, half_k = q.shape
+    unpacked = torch.stack([q & 0xF, q >> 4], dim=-1).reshape(n, 2 * half_k).to(torch.int32)
+    return {
+        "packed": torch._convert_weight_to_int4pack_for_cpu(unpacked, 1),
+        "scales_zeros": torch.stack([scale, zero], dim=-1).transpose(0, 1).contiguous().to(torch.bfloat16),
+    }
+
+
+def kernel_fingerprint(shapes) -> str:
+    """A digest of how this torch packs fixed probe weights, one per (out, in) shape.
+
+    The packed layout is torch's internal one: it may change with the torch version or the CPU. A stored
+    packing is only reused where the probes pack to the same bytes, which costs ~20 ms against ~0.2 s of
+    repacking every start.
+    """
+    import torch
+
+    digest = hashlib.sha256(torch.__version__.encode())
+    for n, k in sorted(shapes):
+        probe = torch.randint(0, 16, (n, k), dtype=torch.int32, generator=torch.Generator().manual_seed(n * k))
+        digest.update(f"{n}x{k}".encode())
+        digest.update(torch._convert_weight_to_int4pack_for_cpu(probe, 1).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def _targets(model):
@@ -105,27 +148,66 @@ def save_if_exact(model, path: Path) -> bool:
         if error > EXACT_TOLERANCE:
             return False
         tensors.update({f"{name}.{key}": value.contiguous() for key, value in parts.items()})
-        if module.bias is not None:
-            tensors[f"{name}.bias"] = module.bias.detach().float().contiguous()
     if not tensors:
         return False
     save_file(tensors, str(path))
     return True
 
 
+def _stored_kernel_form(path: Path, fingerprint: str) -> dict | None:
+    """The kernel-form tensors in ``path`` if this torch packs them the same way, else None."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            if (handle.metadata() or {}).get("fingerprint") != fingerprint:
+                return None
+            return {key: handle.get_tensor(key) for key in handle.keys()}
+    except Exception as error:  # missing, truncated or foreign: repack from the nibbles
+        log.debug("int4 kernel form %s not used: %s", path, error)
+        return None
+
+
+def _store_kernel_form(path: Path, tensors: dict, fingerprint: str) -> None:
+    """Best effort: a read-only cache only means repacking at every start."""
+    from safetensors.torch import save_file
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        save_file(tensors, str(tmp), metadata={"fingerprint": fingerprint})
+        os.replace(tmp, path)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        log.debug("could not store the int4 kernel form in %s: %s", path, error)
+
+
 def apply(model, path: Path) -> int:
-    """Swap the decoder linears named in ``path`` for int4 ones; returns how many were swapped."""
+    """Swap the decoder linears named in ``path`` for int4 ones; returns how many were swapped.
+
+    The kernel form of the weights is kept beside ``path`` (KERNEL_FILE) and reused while this torch
+    packs the same way (kernel_fingerprint); otherwise it is rebuilt from ``path`` and stored again.
+    """
     from safetensors.torch import load_file
 
-    tensors = load_file(str(path))
+    targets = dict(_targets(model))
+    fingerprint = kernel_fingerprint({(m.out_features, m.in_features) for m in targets.values()})
+    kernel_path = path.with_name(KERNEL_FILE)
+    tensors = _stored_kernel_form(kernel_path, fingerprint)
+    if tensors is None:
+        nibbles = load_file(str(path))
+        tensors = {}
+        for name in targets:
+            if f"{name}.q" in nibbles:
+                parts = kernel_form(*(nibbles[f"{name}.{key}"] for key in ("q", "scale", "zero")))
+                tensors.update({f"{name}.{key}": value for key, value in parts.items()})
+        _store_kernel_form(kernel_path, tensors, fingerprint)
     cls = _int4_linear_class()
     swapped = 0
-    for name, _module in list(_targets(model)):
-        if f"{name}.q" not in tensors:
+    for name, module in targets.items():
+        if f"{name}.packed" not in tensors:
             continue
         parent_name, _, child = name.rpartition(".")
-        parent = model.get_submodule(parent_name)
-        q, scale, zero = (tensors[f"{name}.{key}"] for key in ("q", "scale", "zero"))
-        setattr(parent, child, cls(q, scale, zero, tensors.get(f"{name}.bias")))
+        new = cls(module, tensors[f"{name}.packed"], tensors[f"{name}.scales_zeros"])
+        setattr(model.get_submodule(parent_name), child, new)
         swapped += 1
     return swapped
