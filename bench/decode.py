@@ -48,6 +48,7 @@ def main() -> None:
     args = parser.parse_args()
     n = args.tokens
 
+    import hierplan  # noqa: F401  (first: its OpenMP settings apply only if set before torch starts)
     import torch
     from langchain_core.messages import HumanMessage
 

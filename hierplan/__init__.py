@@ -8,9 +8,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-# Spinning OpenMP threads collapse torch's CPU decode when the cores are shared (parallel Python steps,
-# other processes): measured 0.4 vs 5.9 tok/s on 2 busy cores. Must be set before torch is first imported.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# How long torch's OpenMP threads spin before sleeping between kernels sets CPU decode speed (bench/omp_policy.py):
+# libgomp's long default spin is fastest on free cores and collapses when another process shares them; sleeping
+# at once (OMP_WAIT_POLICY=PASSIVE) survives sharing but halves decode on free cores (waking costs more than a
+# small model's kernel). A short spin keeps most of the first. Read when torch starts: set before importing it.
+# A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+if "OMP_WAIT_POLICY" not in os.environ:
+    os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 __version__ = "0.1.0"
 __all__ = ["build_graph", "load_chat_model", "open_checkpointer", "SamplingConfig", "Sampling", "__version__"]
