@@ -16,10 +16,15 @@ from typing import Any
 
 from hierplan.errors import HierplanError, ModelLoadError, ModelNotFoundError
 from hierplan.models import gguf_cache, int4
+from hierplan.models.cpu_share import CpuShare
 from hierplan.models.device import cpu_dtype_name, cuda_dtype_name, pick_device
 from hierplan.models.resolve import ModelSpec, hf_cache_dir, resolve_model
 
 log = logging.getLogger(__name__)
+
+# "0" keeps torch's thread count for every call instead of leaving cores other processes use to them.
+ADAPT_THREADS_ENV = "HIERPLAN_ADAPT_THREADS"
+_OFF = {"0", "no", "off", "false"}
 
 # End-of-turn markers of common chat templates; those present in a model's vocabulary stop generation.
 _END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>")
@@ -113,14 +118,30 @@ def _configure(model, tokenizer, max_new_tokens: int) -> None:
     generation.max_length = None
 
 
-def _inference_mode():
-    """What Pipeline.get_inference_context returns: a context manager class, entered per forward."""
+def _generation_context(share: CpuShare | None):
+    """What Pipeline.get_inference_context returns: a context manager factory, entered per generate call.
+
+    inference_mode rather than the pipeline's no_grad: it also skips autograd's version counting and view
+    tracking, about 10% faster decode on the embedded model (bench/decode.py); nothing hierplan generates is
+    differentiated. On CPU, ``share`` sets the torch threads for the call (cpu_share.py).
+    """
     import torch
 
-    return torch.inference_mode
+    @contextlib.contextmanager
+    def context():
+        if share is not None:
+            threads = share.threads()
+            if threads != torch.get_num_threads():
+                log.debug("generating on %d torch threads (other processes used %.1f CPUs)", threads, share.others)
+                torch.set_num_threads(threads)
+        with torch.inference_mode():
+            yield
+
+    return context
 
 
 def _wrap(model, tokenizer, name: str, max_new_tokens: int, info: dict):
+    import torch
     from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
     from transformers import pipeline
 
@@ -131,10 +152,10 @@ def _wrap(model, tokenizer, name: str, max_new_tokens: int, info: dict):
         return_full_text=False,
         max_new_tokens=max_new_tokens,
     )
-    # The pipeline runs generate under no_grad; inference_mode also skips autograd's version counting and
-    # view tracking: about 10% faster decode on the embedded model (bench/decode.py). Nothing hierplan
-    # generates is ever differentiated.
-    pipe.get_inference_context = _inference_mode
+    adapt = info.get("device") == "cpu" and os.environ.get(ADAPT_THREADS_ENV, "1").strip().lower() not in _OFF
+    share = CpuShare(torch.get_num_threads()) if adapt else None
+    context = _generation_context(share)
+    pipe.get_inference_context = lambda: context
     llm = HuggingFacePipeline(pipeline=pipe, model_id=name, pipeline_kwargs={"max_new_tokens": max_new_tokens})
     chat = ChatHuggingFace(llm=llm, tokenizer=tokenizer, model_id=name)
     chat.metadata = {**(chat.metadata or {}), "hierplan_model": info}
