@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 import types
 from pathlib import Path
@@ -222,7 +223,7 @@ def _record_generate(chat):
         inference_mode = torch.is_inference_mode_enabled()
         output = original(*args, **kwargs)
         calls.append({"kwargs": kwargs, "output": output, "prompt_len": kwargs["input_ids"].shape[1],
-                      "inference_mode": inference_mode})
+                      "inference_mode": inference_mode, "thread": threading.current_thread().name})
         return output
 
     model.generate = recording
@@ -259,6 +260,7 @@ def test_embedded_model_generates_then_loads_from_cache(model_cache_dir):
     assert isinstance(reply.content, str) and "5" in reply.content
     assert calls[0]["kwargs"]["max_new_tokens"] == 8 and calls[0]["kwargs"]["do_sample"] is False
     assert calls[0]["inference_mode"], "generation should run under torch.inference_mode (faster than no_grad)"
+    assert calls[0]["thread"].startswith("hierplan-torch"), "generation should run on hierplan's torch thread"
     assert seen, "the per-call logits_processor never reached model.generate"
 
     # End of turn stops generation well before the limit.

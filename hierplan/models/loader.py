@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hierplan.errors import HierplanError, ModelLoadError, ModelNotFoundError
-from hierplan.models import gguf_cache, int4
+from hierplan.models import gguf_cache, int4, torch_thread
 from hierplan.models.cpu_share import CpuShare
 from hierplan.models.device import cpu_dtype_name, cuda_dtype_name, pick_device
 from hierplan.models.resolve import ModelSpec, hf_cache_dir, resolve_model
@@ -156,6 +156,8 @@ def _wrap(model, tokenizer, name: str, max_new_tokens: int, info: dict):
     share = CpuShare(torch.get_num_threads()) if adapt else None
     context = _generation_context(share)
     pipe.get_inference_context = lambda: context
+    if info.get("device") == "cpu":
+        pipe.forward = torch_thread.pinned_forward(pipe.forward)
     llm = HuggingFacePipeline(pipeline=pipe, model_id=name, pipeline_kwargs={"max_new_tokens": max_new_tokens})
     chat = ChatHuggingFace(llm=llm, tokenizer=tokenizer, model_id=name)
     chat.metadata = {**(chat.metadata or {}), "hierplan_model": info}
@@ -276,11 +278,8 @@ def load_chat_model(
     quantize = _normalize_quantize(quantize)
     try:
         with _paused_gc():
-            device = pick_device(device)
-            with _quiet_progress_bars():
-                weights, tokenizer, info = _load_weights(spec, device, quantize)
-            _configure(weights, tokenizer, max_new_tokens)
-            chat = _wrap(weights, tokenizer, spec.name, max_new_tokens, info)
+            # On the thread that will generate: it then holds the process's only OpenMP team (torch_thread.py).
+            chat, info = torch_thread.run(_load, spec, device, quantize, max_new_tokens)
     except (HierplanError, AssertionError):
         raise
     except OSError as error:
@@ -297,3 +296,11 @@ def load_chat_model(
         ) from error
     log.info("Loaded %s", info)
     return chat
+
+
+def _load(spec: ModelSpec, device: str | None, quantize: str | None, max_new_tokens: int):
+    device = pick_device(device)
+    with _quiet_progress_bars():
+        weights, tokenizer, info = _load_weights(spec, device, quantize)
+    _configure(weights, tokenizer, max_new_tokens)
+    return _wrap(weights, tokenizer, spec.name, max_new_tokens, info), info

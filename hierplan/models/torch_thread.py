@@ -1,0 +1,73 @@
+"""One long-lived thread runs hierplan's torch work: loading a model and every generate call.
+
+libgomp, torch's OpenMP runtime, keeps a team of idle worker threads for each thread that has run a parallel
+kernel. Once those teams hold more threads than the machine has CPUs, libgomp stops spinning between kernels
+(its "throttled" spin) and every kernel pays for waking its workers. On 2 cores an int4 matmul took 27 us
+on one thread, and 89 us on that thread and the main one once both had run kernels; generating from
+LangGraph's worker threads (how parallel steps run) decoded 20 tok/s against 40 on the main thread
+(docs/benchmarks.md, "Generation thread"). So hierplan keeps all of it on one thread, whichever thread calls.
+
+Why not a library: this is a one-worker ThreadPoolExecutor; what is ours is carrying the caller's context
+variables over (LangGraph's stream writer lives in them) and stopping a generation whose caller gave up.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+_executor: ThreadPoolExecutor | None = None
+_guard = threading.Lock()
+_here = threading.local()
+
+
+def _mark() -> None:
+    _here.inside = True
+
+
+def on_torch_thread() -> bool:
+    return getattr(_here, "inside", False)
+
+
+def run(fn: Callable[..., Any], *args: Any, on_abandon: Callable[[], None] | None = None, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` on the torch thread with the caller's context variables; its result or exception.
+
+    Run inline when already on that thread. If the caller is interrupted while waiting (Ctrl-C), ``on_abandon``
+    is called so the work can stop early, and the interruption propagates.
+    """
+    global _executor
+    if on_torch_thread():
+        return fn(*args, **kwargs)
+    with _guard:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(1, thread_name_prefix="hierplan-torch", initializer=_mark)
+    future = _executor.submit(contextvars.copy_context().run, fn, *args, **kwargs)
+    try:
+        return future.result()
+    except BaseException:
+        if not future.done() and on_abandon is not None:
+            on_abandon()
+        raise
+
+
+def pinned_forward(forward: Callable[..., Any]) -> Callable[..., Any]:
+    """A pipeline ``forward`` that runs on the torch thread, and stops generating if its caller gives up."""
+
+    def run_forward(model_inputs: Any, **forward_params: Any) -> Any:
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        abandoned = threading.Event()
+
+        class StopWhenAbandoned(StoppingCriteria):
+            def __call__(self, input_ids, scores, **kwargs):
+                import torch
+
+                return torch.full((input_ids.shape[0],), abandoned.is_set(), dtype=torch.bool)
+
+        criteria = StoppingCriteriaList(forward_params.get("stopping_criteria") or [])
+        criteria.append(StopWhenAbandoned())
+        return run(forward, model_inputs, on_abandon=abandoned.set, **{**forward_params, "stopping_criteria": criteria})
+
+    return run_forward
