@@ -112,6 +112,25 @@ def embedded_chat():
 
 
 @pytest.mark.real_model
+def test_the_grammar_compiles_on_the_torch_thread(embedded_chat, monkeypatch):
+    """Its torch kernels on another thread would give that thread an OpenMP team too (torch_thread.py)."""
+    import threading
+
+    from hierplan.models import constrained
+
+    seen = []
+    real = constrained._compiled_for
+
+    def recording(*args):
+        seen.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(constrained, "_compiled_for", recording)
+    assert plan_constraint_kwargs(embedded_chat, schema_model=Plan) is not None
+    assert seen and seen[0].startswith("hierplan-torch")
+
+
+@pytest.mark.real_model
 @pytest.mark.slow
 def test_constrained_plans_validate_through_pipeline(embedded_chat):
     import torch

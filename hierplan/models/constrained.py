@@ -220,5 +220,8 @@ def plan_constraint_kwargs(
         return None
     from transformers import LogitsProcessorList
 
-    comp = _compiled_for(pipe, schema_model)
+    from hierplan.models import torch_thread
+
+    # The compile runs torch kernels: on the torch thread, like generation (torch_thread.py says why).
+    comp = torch_thread.run(_compiled_for, pipe, schema_model)
     return {"logits_processor": LogitsProcessorList([_make_processor(comp, max_new_tokens)])}
