@@ -38,6 +38,17 @@ AGREEMENT_PROMPTS = [
 AGENT = {"do_sample": True, "temperature": 0.2, "top_p": 0.9, "repetition_penalty": 1.05}
 
 
+def _generate(model, inputs, settings):
+    import torch
+
+    with torch.inference_mode():
+        return model.generate(**inputs, **settings, pad_token_id=2)
+
+
+def _greedy(model, ids, tokens):
+    return _generate(model, ids, {"do_sample": False, "max_new_tokens": tokens})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=64)
@@ -56,6 +67,7 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    from hierplan.models import torch_thread
     from hierplan.models.loader import _from_pretrained
     from hierplan.models.resolve import resolve_model
 
@@ -67,7 +79,9 @@ def main() -> None:
 
     gguf = Path(resolve_model().path)
     t0 = time.perf_counter()
-    base = _from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).eval()
+    # All torch work of this process on hierplan's torch thread, the plain path's too: kernels on a second
+    # thread would slow both paths (docs/benchmarks.md, "Generation thread").
+    base = torch_thread.run(_from_pretrained, str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).eval()
     base_load = time.perf_counter() - t0
 
     messages = [{"role": "user", "content": PROMPT}]
@@ -84,8 +98,7 @@ def main() -> None:
         model = base if model is None else model
         torch.manual_seed(0)
         start, cpu = time.perf_counter(), time.process_time()
-        with torch.inference_mode():
-            out = model.generate(**inputs, **AGENT, max_new_tokens=n, min_new_tokens=n, pad_token_id=2)
+        out = torch_thread.run(_generate, model, inputs, {**AGENT, "max_new_tokens": n, "min_new_tokens": n})
         assert out.shape[1] - inputs["input_ids"].shape[1] == n
         cpu_rates["plain" if model is base else "plain_chosen"].append(n / (time.process_time() - cpu))
         return n / (time.perf_counter() - start)
@@ -115,8 +128,7 @@ def main() -> None:
         )
         outs = []
         for model in (base, pipe_model):
-            with torch.inference_mode():
-                out = model.generate(**ids, do_sample=False, max_new_tokens=args.agree_tokens, pad_token_id=2)
+            out = torch_thread.run(_greedy, model, ids, args.agree_tokens)
             outs.append(out[0, ids["input_ids"].shape[1] :].tolist())
         a, b = outs
         same = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))

@@ -3,7 +3,7 @@ keep cores busy.
 
 torch runs a kernel on all its threads and waits for the slowest. When another process shares a core, that
 thread runs only part of the time and every kernel waits for it: on 2 cores, one other busy process made
-2-thread decode 3.7x slower (11.7 against 43.7 tok/s), while 1 thread still ran 32 tok/s
+2-thread decode 3.6x slower (12.0 against 43.7 tok/s), while 1 thread still ran 34 tok/s
 (bench/omp_policy.py, docs/benchmarks.md "OpenMP wait policy"). So before each generate call hierplan
 looks at how much CPU other processes used since the last call (all CPUs' busy time in /proc/stat minus this
 process's own) and runs on the cores they left free, at least one. Model-written code that hierplan runs in

@@ -3,9 +3,9 @@
 libgomp, torch's OpenMP runtime, keeps a team of idle worker threads for each thread that has run a parallel
 kernel. Once those teams hold more threads than the machine has CPUs, libgomp stops spinning between kernels
 (its "throttled" spin) and every kernel pays for waking its workers. On 2 cores an int4 matmul took 27 us
-on one thread, and 89 us on that thread and the main one once both had run kernels; generating from
-LangGraph's worker threads (how parallel steps run) decoded 20 tok/s against 40 on the main thread
-(docs/benchmarks.md, "Generation thread"). So hierplan keeps all of it on one thread, whichever thread calls.
+on one thread, and 89 us on that thread and the main one once both had run kernels. Generating on the
+calling thread after loading on another decoded about 20 tok/s, on this one thread 45, whether called from
+the main thread or from worker threads such as LangGraph's (docs/benchmarks.md, "Generation thread"). So hierplan keeps all of it on one thread, whichever thread calls.
 
 Why not a library: this is a one-worker ThreadPoolExecutor; what is ours is carrying the caller's context
 variables over (LangGraph's stream writer lives in them) and stopping a generation whose caller gave up.
