@@ -36,10 +36,13 @@ test: setup
 	$(PY) -m pytest -q
 
 # Benchmarks write their figures into docs/benchmarks.md; run them on an otherwise idle machine.
-# bench: about 10 minutes on 2 cores; bench-long: the GSM8K runs, about an hour.
+# bench: about 20 minutes on 2 cores; bench-long: the GSM8K runs, about an hour.
 bench: setup
 	$(PY) bench/cold_start.py
 	$(PY) bench/decode.py
+	$(PY) bench/prefill.py
+	$(PY) bench/generation_thread.py
+	$(PY) bench/omp_policy.py
 	$(PY) bench/sandbox_overhead.py
 	$(PY) bench/orchestration.py
 	$(PY) bench/parallel_steps.py
