@@ -15,7 +15,6 @@ Writes the ``## Cold start`` section of docs/benchmarks.md unless --no-write.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -25,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import machine_line, write_section  # noqa: E402
+from report import machine_line, run_script, write_section  # noqa: E402
 
 
 CHILD = r"""
@@ -60,17 +59,12 @@ def describe(python: str) -> str:
 
 
 def run_child(cache_dir: str, model: str | None, threads: int | None = None, python: str = sys.executable) -> dict:
-
     env = {**os.environ, "HIERPLAN_CACHE_DIR": cache_dir, "HF_HUB_OFFLINE": "1", "BENCH_SPAWNED_AT": str(time.time())}
     if model:
         env["BENCH_MODEL"] = model
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
-    done = subprocess.run([python, "-c", CHILD], env=env, capture_output=True, text=True, check=False)
-    for line in done.stdout.splitlines():
-        if line.startswith("BENCH "):
-            return json.loads(line[6:])
-    raise SystemExit(f"child failed (rc={done.returncode}):\n{done.stderr[-3000:]}")
+    return run_script(CHILD, [], env, python)
 
 
 def main() -> None:
@@ -91,6 +85,7 @@ def main() -> None:
             for python in pythons[i % len(pythons):] + pythons[: i % len(pythons)]:
                 cached[python].append(run_child(cache, args.model, args.threads, python))
                 print(f"cached run {i + 1} ({python}): {cached[python][-1]}", flush=True)
+    names = {python: describe(python) for python in pythons}
     rows, verdicts = [], []
     for python in pythons:
         runs = cached[python]
@@ -98,8 +93,8 @@ def main() -> None:
         best = min(r["first_token"] for r in runs)
         met = "met" if med["first_token"] <= 3.0 else "NOT met"
         print(f"{python}: cached median first token {med['first_token']:.2f} s (best {best:.2f} s), target <= 3 s {met}")
-        verdicts.append(f"{describe(python)}: **{met}** ({med['first_token']:.2f} s)")
-        rows.append(f"| cached, median of {args.runs} | `{describe(python)}` | {runs[0]['dtype']} | {med['interpreter']:.2f} s "
+        verdicts.append(f"{names[python]}: **{met}** ({med['first_token']:.2f} s)")
+        rows.append(f"| cached, median of {args.runs} | `{names[python]}` | {runs[0]['dtype']} | {med['interpreter']:.2f} s "
                     f"| {med['loaded']:.2f} s | **{med['first_token']:.2f} s** | {med['cpu']:.2f} s |")
         rows.append(f"| cached, best | | | | | {best:.2f} s | |")
     if args.no_write:
@@ -114,7 +109,7 @@ Machine: {machine_line()}
 
 | run | interpreter | dtype | interpreter up | model loaded | first token | CPU time to first token |
 | --- | --- | --- | ---: | ---: | ---: | ---: |
-| first (empty cache, {first['source']}) | `{describe(sys.executable)}` | {first['dtype']} | {first['interpreter']:.2f} s | {first['loaded']:.2f} s | {first['first_token']:.2f} s | {first['cpu']:.2f} s |
+| first (empty cache, {first['source']}) | `{names[sys.executable]}` | {first['dtype']} | {first['interpreter']:.2f} s | {first['loaded']:.2f} s | {first['first_token']:.2f} s | {first['cpu']:.2f} s |
 {table}
 
 Times are wall-clock from process start. CPU time (user + system, all threads of the process) is given

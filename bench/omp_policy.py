@@ -11,7 +11,6 @@ other processes spin on the CPU. The row "hierplan default" is what `import hier
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -20,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import machine_line, write_section  # noqa: E402
+from report import machine_line, run_script, write_section  # noqa: E402
 
 CHILD = r"""
 import json, os, sys, time
@@ -60,11 +59,7 @@ def child(changes: dict, tokens: int) -> dict:
     for key, value in changes.items():
         if value is not None:
             env[key] = value
-    done = subprocess.run([sys.executable, "-c", CHILD, str(tokens)], env=env, capture_output=True, text=True)
-    for line in done.stdout.splitlines():
-        if line.startswith("BENCH "):
-            return json.loads(line[6:])
-    raise SystemExit(f"child failed (rc={done.returncode}):\n{done.stderr[-3000:]}")
+    return run_script(CHILD, [str(tokens)], env)
 
 
 def main() -> None:

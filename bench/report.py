@@ -67,3 +67,16 @@ def write_section(title: str, body: str) -> None:
     BENCHMARKS.parent.mkdir(parents=True, exist_ok=True)
     BENCHMARKS.write_text(text)
     print(f"updated ## {title} in {BENCHMARKS}")
+
+
+def run_script(code: str, args: list[str], env: dict[str, str], python: str = sys.executable) -> dict:
+    """Run ``code`` in a fresh ``python -c`` process; the JSON it prints after "BENCH " on a line of its own."""
+    import json
+    import subprocess
+
+    done = subprocess.run([python, "-c", code, *args], env=env, capture_output=True, text=True, check=False)
+    for line in done.stdout.splitlines():
+        if line.startswith("BENCH "):
+            return json.loads(line[6:])
+    raise SystemExit(f"child failed (rc={done.returncode}):\n{done.stderr[-3000:]}")
+
