@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from hierplan.models import torch_thread
 from hierplan.models.json_grammar import schema_regex, worst_case_json_bytes
 
 __all__ = ["plan_constraint_kwargs", "schema_regex", "worst_case_json_bytes"]
@@ -219,8 +220,6 @@ def plan_constraint_kwargs(
     except ImportError:
         return None
     from transformers import LogitsProcessorList
-
-    from hierplan.models import torch_thread
 
     # The compile runs torch kernels: on the torch thread, like generation (torch_thread.py says why).
     comp = torch_thread.run(_compiled_for, pipe, schema_model)

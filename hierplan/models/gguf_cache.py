@@ -182,8 +182,9 @@ def load_cached(folder: str | os.PathLike, dtype):
         state = {key: handle.get_tensor(key) for key in handle.keys()}
     missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
     model.tie_weights()
-    loaded = {id(tensor) for key, tensor in model.state_dict(keep_vars=True).items() if key in state}
-    untied = [key for key in missing if id(model.state_dict(keep_vars=True)[key]) not in loaded]
+    tensors = model.state_dict(keep_vars=True)
+    loaded = {id(tensors[key]) for key in state if key in tensors}
+    untied = [key for key in missing if id(tensors[key]) not in loaded]
     if unexpected or untied:
         log.debug("cache %s: unexpected %s, missing %s; using from_pretrained", folder, unexpected, untied)
         return None
