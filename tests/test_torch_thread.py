@@ -92,3 +92,13 @@ def test_a_pinned_forward_keeps_the_callers_stopping_criteria_and_adds_one_for_a
     assert isinstance(criteria[0], Mine) and len(criteria) == 2
     ids = torch.zeros((2, 3), dtype=torch.long)
     assert not criteria[1](ids, None).any()  # not abandoned: generation goes on
+
+
+def test_the_abandon_criterion_stops_every_sequence_once_set():
+    torch = pytest.importorskip("torch")
+    event = threading.Event()
+    criterion = torch_thread.stop_when_set(event)
+    ids = torch.zeros((3, 4), dtype=torch.long)
+    assert criterion(ids, None).tolist() == [False, False, False]
+    event.set()
+    assert criterion(ids, None).tolist() == [True, True, True]

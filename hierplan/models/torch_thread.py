@@ -52,22 +52,26 @@ def run(fn: Callable[..., Any], *args: Any, on_abandon: Callable[[], None] | Non
         raise
 
 
+def stop_when_set(event: threading.Event) -> Any:
+    """A transformers StoppingCriteria that ends every sequence once ``event`` is set."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class StopWhenSet(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            return torch.full((input_ids.shape[0],), event.is_set(), dtype=torch.bool)
+
+    return StopWhenSet()
+
+
 def pinned_forward(forward: Callable[..., Any]) -> Callable[..., Any]:
     """A pipeline ``forward`` that runs on the torch thread, and stops generating if its caller gives up."""
 
     def run_forward(model_inputs: Any, **forward_params: Any) -> Any:
-        from transformers import StoppingCriteria, StoppingCriteriaList
+        from transformers import StoppingCriteriaList
 
         abandoned = threading.Event()
-
-        class StopWhenAbandoned(StoppingCriteria):
-            def __call__(self, input_ids, scores, **kwargs):
-                import torch
-
-                return torch.full((input_ids.shape[0],), abandoned.is_set(), dtype=torch.bool)
-
-        criteria = StoppingCriteriaList(forward_params.get("stopping_criteria") or [])
-        criteria.append(StopWhenAbandoned())
+        criteria = StoppingCriteriaList([*(forward_params.get("stopping_criteria") or []), stop_when_set(abandoned)])
         return run(forward, model_inputs, on_abandon=abandoned.set, **{**forward_params, "stopping_criteria": criteria})
 
     return run_forward
