@@ -54,7 +54,8 @@ def main() -> None:
         thread.join()
         return out[0]
 
-    pool = ThreadPoolExecutor(4)  # one call at a time, like LangGraph's executor running one ready step
+    # One call at a time from the pool, like LangGraph's executor running one ready step.
+    pool = ThreadPoolExecutor(4, thread_name_prefix="bench-pool")
     callers = {
         "main thread": lambda: [call() for _ in range(3)],
         "a fresh thread per call": lambda: [fresh() for _ in range(3)],
@@ -70,6 +71,7 @@ def main() -> None:
             results[mode, caller] = statistics.median(rates)
             print(f"{mode}, called from {caller}: {[round(r, 1) for r in rates]} tok/s", flush=True)
     pipe.forward = pinned
+    pool.shutdown()
     rows = ["| generate runs on | " + " | ".join(f"called from {c}" for c in callers) + " |",
             "| --- |" + " ---: |" * len(callers)]
     for mode in ("hierplan's torch thread", "the calling thread"):

@@ -39,16 +39,18 @@ def main() -> None:
     args = parser.parse_args()
 
     import hierplan  # noqa: F401  (first: its OpenMP settings apply only if set before torch starts)
-    import torch
-
-    from hierplan.models import int4, load_chat_model, torch_thread
+    from hierplan.models import torch_thread
 
     # All torch work on hierplan's torch thread, where the model loaded: kernels on a second thread would slow
     # every thread (docs/benchmarks.md, "Generation thread").
-    torch_thread.run(measure, args, torch, int4, load_chat_model)
+    torch_thread.run(measure, args)
 
 
-def measure(args, torch, int4, load_chat_model) -> None:
+def measure(args: argparse.Namespace) -> None:
+    import torch
+
+    from hierplan.models import int4, load_chat_model
+
     torch.manual_seed(0)
     shape_rows = []
     with torch.inference_mode():
