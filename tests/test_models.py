@@ -351,7 +351,7 @@ def _tiny_llama(folder: Path, tie: bool):
 
 @pytest.mark.real_model
 @pytest.mark.parametrize("tie", [True, False])
-def test_a_cache_folder_loads_as_from_pretrained_loads_it(tmp_path, tie):
+def test_a_cache_folder_loads_as_from_pretrained_loads_it(tmp_path, monkeypatch, tie):
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -371,7 +371,11 @@ def test_a_cache_folder_loads_as_from_pretrained_loads_it(tmp_path, tie):
     ids = torch.tensor([[1, 5, 9, 42]])
     with torch.inference_mode():
         assert torch.equal(got.eval()(ids).logits, expected.eval()(ids).logits)
-    # The loader takes this path for a cache folder.
+    # The loader takes this path for a cache folder: from_pretrained is not called.
+    def no_from_pretrained(*args, **kwargs):
+        raise AssertionError("a cache folder should load without from_pretrained")
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", no_from_pretrained)
     assert type(loader._from_pretrained(str(tmp_path), dtype=torch.bfloat16)) is type(got)
 
 
