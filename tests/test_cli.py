@@ -34,7 +34,7 @@ def run_ids(db, capsys):
 
 def test_run_prints_plan_steps_and_final(models, db, capsys):
     models[0].append(three_llm_steps())
-    assert main(["run", "Compute 6 times 7", "--db", db]) == 0
+    assert main(["run", "Compute 6 times 7", "--db", db, "--run-id", "p1"]) == 0  # a random id may hold "42"
     out = capsys.readouterr().out
     for text in ("Plan (model)", "Goal: Do the task", "first answer", "print(6 * 7)", "42", "THE FINAL ANSWER"):
         assert text in out
@@ -194,7 +194,7 @@ def test_graph_png_without_pygraphviz_says_how_to_install(tmp_path, capsys, monk
 def test_options_given_on_resume_override_the_runs_even_when_zero():
     import argparse
 
-    from hierplan.cli.run_cmd import add_model_options, overridden_options
+    from hierplan.cli.options import add_model_options, overridden_options
 
     parser = argparse.ArgumentParser()
     add_model_options(parser)

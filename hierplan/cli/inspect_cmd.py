@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hierplan.config import default_db_path
+from hierplan.cli.options import db_path, open_store
 from hierplan.errors import UsageError
 from hierplan.store import RunStore, check_run_id
 
@@ -30,7 +30,7 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    runs = RunStore.open(args.db or default_db_path()).list()
+    runs = open_store(args)[1].list()
     if args.json:
         print(json.dumps([r.as_json() for r in runs], ensure_ascii=False))
         return 0
@@ -57,8 +57,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.history:
         from hierplan.cli.history_cmd import print_history
 
-        return print_history(args.db or default_db_path(), args.run_id, args.json)
-    record, values = run_state(args.db or default_db_path(), args.run_id)
+        return print_history(db_path(args), args.run_id, args.json)
+    record, values = run_state(db_path(args), args.run_id)
     if args.json:
         print(json.dumps({"run": record.as_json(), "state": values}, ensure_ascii=False, default=str))
         return 0

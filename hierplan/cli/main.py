@@ -33,8 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = argv  # the command line as given, for records of what was run (eval's summary)
     try:
         return args.func(args)
     except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes
