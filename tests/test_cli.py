@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import time
 import sys
 
 import pytest
@@ -202,3 +203,116 @@ def test_options_given_on_resume_override_the_runs_even_when_zero():
     given = parser.parse_args(["--max-replans", "0", "--temperature", "0", "--seed", "0"])
     assert overridden_options(started, given) == {**started, "max_replans": 0, "temperature": 0.0, "seed": 0}
     assert overridden_options(started, parser.parse_args([])) == started  # flags left off keep the run's
+
+
+# ---------------------------------------------------------------- options (hierplan/cli/options.py)
+
+REVISION = json.dumps({"steps": [{"id": 1, "title": "Try again", "instruction": "Answer differently", "tool": "llm"}]})
+
+
+def eval_tasks(tmp_path, n=1):
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps({"question": f"Question {i}", "answer": "#### 7"}) + "\n" for i in range(n)))
+    return str(path)
+
+
+@pytest.mark.parametrize("max_replans, replanner_calls, step_ids", [("0", 0, [1, 2, 3]), ("1", 1, [1, 4])])
+def test_eval_max_replans_decides_whether_a_failed_step_is_replanned(models, tmp_path, max_replans,
+                                                                     replanner_calls, step_ids):
+    scripts, made = models
+    # step 1's answer is empty: a failed step; step 4 is the revision's step
+    scripts.append({"planner": [plan_json(["llm", "llm", "llm"])], "llm_step": ["", "two", "three"],
+                    "replanner": [REVISION], "aggregator": ["#### 7"]})
+    out = tmp_path / "out"
+    assert main(["eval", eval_tasks(tmp_path), "--out", str(out), "--max-replans", max_replans]) == 0
+    assert made[0].count("replanner") == replanner_calls
+    meta = json.loads((out / "summary.json").read_text())["meta"]
+    assert meta["max replans"] == int(max_replans)
+    # the real command line, recorded by main()
+    assert meta["command"] == f"hierplan eval {eval_tasks(tmp_path)} --out {out} --max-replans {max_replans}"
+    [row] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["steps_done"] == len(step_ids)
+
+
+def test_base_url_goes_to_the_loader_only_when_given_and_no_key_is_stored(tmp_path, monkeypatch, capsys):
+    from fakes import ScriptedChatModel
+
+    import hierplan.models
+
+    key = "sk-test-SECRET-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    loads = []
+
+    def fake_load(model=None, **kwargs):
+        loads.append((model, kwargs))
+        return ScriptedChatModel(script={"planner": [plan_json(["llm"] * 3)]})
+
+    monkeypatch.setattr(hierplan.models, "load_chat_model", fake_load, raising=False)
+    db = str(tmp_path / "k.sqlite")
+    assert main(["run", "t", "--db", db, "--run-id", "b1", "--model", "openai:qwen",
+                 "--base-url", "http://127.0.0.1:9/v1"]) == 0
+    assert main(["run", "t", "--db", db, "--run-id", "b2", "--max-new-tokens", "50"]) == 0
+    assert loads == [("openai:qwen", {"base_url": "http://127.0.0.1:9/v1"}), (None, {"max_new_tokens": 50})]
+    # resume reuses the stored URL
+    assert main(["resume", "b1", "--db", db]) == 0
+    assert loads[-1] == ("openai:qwen", {"base_url": "http://127.0.0.1:9/v1"})
+    for path in tmp_path.glob("k.sqlite*"):  # the database, its WAL and shared memory
+        assert key.encode() not in path.read_bytes()
+    capsys.readouterr()
+    assert main(["run", "t", "--db", db, "--base-url", "http://user:pw@host/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "must not hold a password" in err and "pw" not in err.replace("password", "") and err.count("\n") == 1
+
+
+def test_concurrency_runs_tasks_at_once_and_reports_each_as_it_finishes(tmp_path):
+    import threading
+
+    from fakes import ScriptedChatModel
+    from hierplan import build_graph
+    from hierplan.eval import load_tasks, run_eval
+
+    together = threading.Barrier(3, timeout=10)  # passes only when 3 planners wait at once
+
+    def planner(messages):
+        if "Question 3" not in messages[-1].content:  # the fourth task runs alone
+            together.wait()
+        return plan_json(["llm"] * 3)
+
+    def aggregator(messages):  # answers with the task's own number: a mixed-up thread would show
+        return "#### " + messages[-1].content.split("Question ", 1)[1].split()[0]
+
+    model = ScriptedChatModel(default={"planner": planner, "aggregator": aggregator})
+    graph = build_graph(model, constrain=False)
+    seen = []
+    records = run_eval(graph, load_tasks(eval_tasks(tmp_path, 4)), thread_prefix="c", concurrency=3,
+                       on_result=lambda r, i, n: seen.append((r["index"], i, n)))
+    assert [r["error"] for r in records] == [None] * 4
+    assert [r["predicted"] for r in records] == ["0", "1", "2", "3"]  # in task order, each its own answer
+    assert sorted(s[0] for s in seen) == [r["index"] for r in records]
+    assert [s[1:] for s in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_concurrency_one_runs_one_task_at_a_time(tmp_path):
+    from fakes import ScriptedChatModel
+    from hierplan import build_graph
+    from hierplan.eval import load_tasks, run_eval
+
+    active, most = [0], [0]
+
+    def planner(messages):
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        time.sleep(0.01)
+        active[0] -= 1
+        return plan_json(["llm"] * 3)
+
+    graph = build_graph(ScriptedChatModel(default={"planner": planner}), constrain=False)
+    run_eval(graph, load_tasks(eval_tasks(tmp_path, 3)), concurrency=1)
+    assert most == [1]
+    with pytest.raises(ValueError, match="at least 1"):
+        run_eval(graph, [], concurrency=0)
+
+
+def test_eval_concurrency_must_be_positive(models, tmp_path, capsys):
+    assert main(["eval", eval_tasks(tmp_path), "--out", str(tmp_path / "o"), "--concurrency", "0"]) == 2
+    assert "--concurrency must be at least 1" in capsys.readouterr().err
