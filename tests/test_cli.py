@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 import sys
 
 import pytest
@@ -177,19 +178,84 @@ def test_help_and_light_commands_do_not_import_torch(tmp_path):
     assert "usage: hierplan" in proc.stdout
 
 
-def test_graph_png_is_rendered_locally(tmp_path):
-    pytest.importorskip("pygraphviz", reason="--png needs pygraphviz (.ci/run installs it)")
-    target = tmp_path / "graph.png"
-    assert main(["graph", "--png", str(target)]) == 0
-    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def test_graph_png_without_pygraphviz_says_how_to_install(tmp_path, capsys, monkeypatch):
-    import langchain_core.runnables.graph_png as graph_png
+def test_graph_png_and_svg_with_the_bundled_graphviz(tmp_path, capsys):
+    """pygraphviz is a main dependency; its wheel brings Graphviz: no system package needed."""
+    png, svg = tmp_path / "graph.png", tmp_path / "graph.svg"
+    assert main(["graph", "--png", str(png), "--svg", str(svg)]) == 0
+    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 1000
+    root = ET.fromstring(svg.read_bytes())
+    texts = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert {"planner", "scheduler", "python_step", "llm_step", "replanner", "aggregator"} <= texts
+    assert "scheduler -.-> python_step" in capsys.readouterr().out  # the text as before
 
-    monkeypatch.setattr(graph_png, "_HAS_PYGRAPHVIZ", False)  # as when pygraphviz is not installed
-    assert main(["graph", "--png", str(tmp_path / "g.png")]) == 2
-    assert "pip install pygraphviz" in capsys.readouterr().err
+
+def test_drawing_without_a_loadable_pygraphviz_is_one_line_and_nothing_on_stdout(models, db, tmp_path, capsys,
+                                                                                 monkeypatch):
+    models[0].append(three_llm_steps())
+    assert main(["run", "Compute", "--db", db, "--run-id", "d1"]) == 0
+    capsys.readouterr()
+    monkeypatch.setitem(sys.modules, "pygraphviz", None)  # `import pygraphviz` raises ImportError, as a broken wheel
+    for argv in (["graph", "--png", str(tmp_path / "g.png")], ["show", "d1", "--db", db, "--svg", str(tmp_path / "r.svg"),
+                                                                 "--mermaid"]):
+        assert main(argv) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.count("\n") == 1 and "pygraphviz" in captured.err and "pip install" in captured.err
+    assert list(tmp_path.glob("*.png")) == [] and list(tmp_path.glob("*.svg")) == []
+
+
+def test_show_draws_a_run_with_a_replan_as_png_svg_and_mermaid(models, db, tmp_path, capsys):
+    revision = json.dumps({"steps": [{"id": 1, "title": "Do it in words", "instruction": "x", "tool": "llm"}]})
+    models[0].append(three_llm_steps(python_step=[], replanner=[revision]))  # default code: a SyntaxError
+    assert main(["run", "Compute", "--db", db, "--run-id", "p2"]) == 0
+    capsys.readouterr()
+    png, svg = tmp_path / "run.png", tmp_path / "run.svg"
+    assert main(["show", "p2", "--db", db, "--png", str(png), "--svg", str(svg), "--mermaid"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("flowchart TD\n")
+    # step 3 was replaced (its title comes from the run's earlier checkpoints), step 4 is the revision's
+    assert 's3["3. Step 3 (llm)<br/>llm, replaced (replan 1)"]:::replaced' in out
+    assert "s2 ==>|replan| s4" in out and 's4["4. Do it in words<br/>llm, done, ' in out
+    assert "python, failed" in out and "THE FINAL ANSWER" in out
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    root = ET.fromstring(svg.read_bytes())
+    texts = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    assert "run p2 (done): Compute" in texts and "replaced (replan 1)" in texts
+
+
+def test_show_draws_a_run_waiting_for_approval(models, db, capsys):
+    models[0].append(three_llm_steps())
+    assert main(["run", "Compute", "--db", db, "--run-id", "w1", "--approve"]) == 0  # no terminal: it waits
+    capsys.readouterr()
+    assert main(["show", "w1", "--db", db, "--mermaid"]) == 0
+    out = capsys.readouterr().out
+    assert 'approval(["plan approval<br/>waiting"]):::waiting' in out and "llm, pending" in out
+    assert main(["show", "w1", "--db", db, "--mermaid", "--json"]) == 2
+    assert "do not go with --json" in capsys.readouterr().err
+
+
+def test_show_prints_the_answer_check(models, db, capsys, monkeypatch):
+    """`answer_check` is a state field another part of hierplan records; show prints it as one line."""
+    from hierplan.cli import inspect_cmd
+
+    models[0].append(three_llm_steps())
+    assert main(["run", "Compute", "--db", db, "--run-id", "c1"]) == 0
+    real = inspect_cmd.run_state
+
+    def with_check(db_path, run_id):
+        record, values = real(db_path, run_id)
+        return record, {**values, "answer_check": {"ok": False, "answer_number": 41, "computed": 42,
+                                                   "note": "the last number differs"}}
+
+    monkeypatch.setattr(inspect_cmd, "run_state", with_check)
+    capsys.readouterr()
+    assert main(["show", "c1", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "Answer check: MISMATCH (answer 41, computed 42): the last number differs" in out
+    assert out.index("THE FINAL ANSWER") < out.index("Answer check")
 
 
 def test_options_given_on_resume_override_the_runs_even_when_zero():
