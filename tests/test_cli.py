@@ -192,6 +192,19 @@ def test_graph_png_and_svg_with_the_bundled_graphviz(tmp_path, capsys):
     assert "scheduler -.-> python_step" in capsys.readouterr().out  # the text as before
 
 
+def test_png_on_a_machine_without_font_configuration_warns_on_stderr(tmp_path, capsys, monkeypatch):
+    from hierplan.graph import picture
+
+    monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
+    monkeypatch.setattr(picture, "FONTCONFIG_DEFAULT", str(tmp_path / "no-fonts.conf"))
+    assert main(["graph", "--png", str(tmp_path / "g.png")]) == 0
+    err = capsys.readouterr().err
+    assert "no font configuration here" in err and "--svg" in err
+    monkeypatch.setattr(picture, "FONTCONFIG_DEFAULT", __file__)  # any file that exists
+    assert main(["graph", "--png", str(tmp_path / "g.png"), "--svg", str(tmp_path / "g.svg")]) == 0
+    assert "no font configuration" not in capsys.readouterr().err
+
+
 def test_drawing_without_a_loadable_pygraphviz_is_one_line_and_nothing_on_stdout(models, db, tmp_path, capsys,
                                                                                  monkeypatch):
     models[0].append(three_llm_steps())

@@ -15,14 +15,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hierplan.cli.options import (add_concurrency_option, add_model_options, build, check_concurrency,
-                                  model_options)
+from hierplan.cli.options import (add_common_options, add_concurrency_option, add_model_options, build,
+                                  check_concurrency, model_options)
 
 DEFAULT_OUT_ROOT = "eval-out"
 
 
 def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """Register ``eval``. Without ``parent`` (the shared --db/--debug parser) it adds its own --db and --debug."""
+    """Register ``eval``. Without ``parent`` (a parser holding --db and --debug) it adds its own: its --db
+    defaults to in-memory checkpoints, not the run database."""
     p = subparsers.add_parser(
         "eval", parents=[parent] if parent is not None else [],
         help="evaluate the agent on JSONL tasks (GSM8K form)",
@@ -34,9 +35,7 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
     p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N tasks only")
     p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<timestamp>)")
     if parent is None:
-        p.add_argument("--db", metavar="PATH", help="keep each task's checkpoints in this SQLite file "
-                                                    "(default: in memory)")
-        p.add_argument("--debug", action="store_true", help="show tracebacks")
+        add_common_options(p, db_help="keep each task's checkpoints in this database (default: in memory)")
     add_concurrency_option(p)
     p.add_argument("--json", action="store_true", help="print the totals as one JSON object on stdout")
     add_model_options(p)

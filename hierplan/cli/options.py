@@ -24,6 +24,16 @@ MODEL_KEYS = ("model", "base_url", "device", "quantize", "max_new_tokens", "temp
 DEFAULT_CONCURRENCY = 1
 
 
+RUN_DB_HELP = ("run database (default: $HIERPLAN_DB or runs.sqlite in the state directory; "
+               "':memory:' for none)")
+
+
+def add_common_options(p: argparse.ArgumentParser, db_help: str = RUN_DB_HELP) -> None:
+    """--db and --debug, on every command."""
+    p.add_argument("--db", metavar="PATH", help=db_help)
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """The model, sampling and run-behaviour options (every key of MODEL_KEYS)."""
     g = p.add_argument_group("model and sampling")

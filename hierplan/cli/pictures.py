@@ -14,7 +14,7 @@ class DrawingError(HierplanError):
 
 def write_pictures(picture, *, png: str | None = None, svg: str | None = None) -> None:
     """Render every asked-for file before writing any; a failure is one DrawingError or UsageError line."""
-    from hierplan.graph.picture import GraphvizUnavailable
+    from hierplan.graph.picture import GraphvizUnavailable, font_warning
 
     rendered = []
     for fmt, path in (("png", png), ("svg", svg)):
@@ -23,6 +23,8 @@ def write_pictures(picture, *, png: str | None = None, svg: str | None = None) -
                 rendered.append((path, picture.render(fmt)))
             except GraphvizUnavailable as exc:
                 raise DrawingError(str(exc)) from exc
+    if png and (warning := font_warning()):
+        print(f"hierplan: warning: {warning}", file=sys.stderr)
     for path, data in rendered:
         try:
             Path(path).write_bytes(data)

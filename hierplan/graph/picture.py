@@ -7,12 +7,16 @@ needs no system package; it is imported only when a PNG or SVG is asked for.
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 FORMATS = ("png", "svg")
 LABEL_CHARS = 48
 PNG_DPI = "120"  # Graphviz's default 72 blurs 11-point labels
+# Where the fontconfig inside the Linux wheels looks for its configuration (and so for the machine's fonts).
+FONTCONFIG_DEFAULT = "/etc/fonts/fonts.conf"
 
 # status -> (fill, stroke, text) colours; the same in Mermaid and Graphviz.
 COLOURS = {
@@ -147,6 +151,15 @@ def render(picture: Picture, fmt: str) -> bytes:
         return agraph.draw(format=fmt, prog="dot")
     except (OSError, ValueError) as exc:  # a layout or output plugin the bundled Graphviz lacks
         raise GraphvizUnavailable(f"cannot draw {fmt.upper()}: Graphviz failed: {' '.join(str(exc).split())}") from exc
+
+
+def font_warning() -> str | None:
+    """Why a PNG's labels may come out as empty boxes, or None. The bundled Graphviz draws PNG text with the
+    machine's fonts, found through fontconfig; the wheel brings no font. An SVG keeps its text either way."""
+    if not sys.platform.startswith("linux") or os.environ.get("FONTCONFIG_FILE") or os.path.exists(FONTCONFIG_DEFAULT):
+        return None
+    return (f"no font configuration here ({FONTCONFIG_DEFAULT}): the PNG's labels may be drawn as empty boxes; "
+            "install a font (e.g. apt-get install fonts-dejavu-core) or use --svg")
 
 
 # ---------------------------------------------------------------- the agent's graph
