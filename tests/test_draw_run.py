@@ -139,8 +139,7 @@ def test_answer_check_and_labels_that_need_escaping(failed_run):
             assert '"' not in inner
 
 
-def test_png_and_svg(replanned_run, tmp_path):
-    pytest.importorskip("pygraphviz")
+def test_png_and_svg(replanned_run, tmp_path):  # pygraphviz is a main dependency: no skip
     values, history = replanned_run
     png = draw_run_image(values, "png", history=history, title="run r1 (done)")
     assert png[:8] == PNG_MAGIC and len(png) > 1000
