@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import time
+import xml.etree.ElementTree as ET
 import sys
 
 import pytest
@@ -34,7 +36,7 @@ def run_ids(db, capsys):
 
 def test_run_prints_plan_steps_and_final(models, db, capsys):
     models[0].append(three_llm_steps())
-    assert main(["run", "Compute 6 times 7", "--db", db]) == 0
+    assert main(["run", "Compute 6 times 7", "--db", db, "--run-id", "p1"]) == 0  # a random id may hold "42"
     out = capsys.readouterr().out
     for text in ("Plan (model)", "Goal: Do the task", "first answer", "print(6 * 7)", "42", "THE FINAL ANSWER"):
         assert text in out
@@ -176,25 +178,103 @@ def test_help_and_light_commands_do_not_import_torch(tmp_path):
     assert "usage: hierplan" in proc.stdout
 
 
-def test_graph_png_is_rendered_locally(tmp_path):
-    pytest.importorskip("pygraphviz", reason="--png needs pygraphviz (.ci/run installs it)")
-    target = tmp_path / "graph.png"
-    assert main(["graph", "--png", str(target)]) == 0
-    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def test_graph_png_without_pygraphviz_says_how_to_install(tmp_path, capsys, monkeypatch):
-    import langchain_core.runnables.graph_png as graph_png
+def test_graph_png_and_svg_with_the_bundled_graphviz(tmp_path, capsys):
+    """pygraphviz is a main dependency; its wheel brings Graphviz: no system package needed."""
+    png, svg = tmp_path / "graph.png", tmp_path / "graph.svg"
+    assert main(["graph", "--png", str(png), "--svg", str(svg)]) == 0
+    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 1000
+    root = ET.fromstring(svg.read_bytes())
+    texts = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert {"planner", "scheduler", "python_step", "llm_step", "replanner", "aggregator"} <= texts
+    assert "scheduler -.-> python_step" in capsys.readouterr().out  # the text as before
 
-    monkeypatch.setattr(graph_png, "_HAS_PYGRAPHVIZ", False)  # as when pygraphviz is not installed
-    assert main(["graph", "--png", str(tmp_path / "g.png")]) == 2
-    assert "pip install pygraphviz" in capsys.readouterr().err
+
+def test_png_on_a_machine_without_font_configuration_warns_on_stderr(tmp_path, capsys, monkeypatch):
+    from hierplan.graph import picture
+
+    monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
+    monkeypatch.setattr(picture, "FONTCONFIG_DEFAULT", str(tmp_path / "no-fonts.conf"))
+    assert main(["graph", "--png", str(tmp_path / "g.png")]) == 0
+    err = capsys.readouterr().err
+    assert "no font configuration here" in err and "--svg" in err
+    monkeypatch.setattr(picture, "FONTCONFIG_DEFAULT", __file__)  # any file that exists
+    assert main(["graph", "--png", str(tmp_path / "g.png"), "--svg", str(tmp_path / "g.svg")]) == 0
+    assert "no font configuration" not in capsys.readouterr().err
+
+
+def test_drawing_without_a_loadable_pygraphviz_is_one_line_and_nothing_on_stdout(models, db, tmp_path, capsys,
+                                                                                 monkeypatch):
+    models[0].append(three_llm_steps())
+    assert main(["run", "Compute", "--db", db, "--run-id", "d1"]) == 0
+    capsys.readouterr()
+    monkeypatch.setitem(sys.modules, "pygraphviz", None)  # `import pygraphviz` raises ImportError, as a broken wheel
+    for argv in (["graph", "--png", str(tmp_path / "g.png")], ["show", "d1", "--db", db, "--svg", str(tmp_path / "r.svg"),
+                                                                 "--mermaid"]):
+        assert main(argv) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.count("\n") == 1 and "pygraphviz" in captured.err and "pip install" in captured.err
+    assert list(tmp_path.glob("*.png")) == [] and list(tmp_path.glob("*.svg")) == []
+
+
+def test_show_draws_a_run_with_a_replan_as_png_svg_and_mermaid(models, db, tmp_path, capsys):
+    revision = json.dumps({"steps": [{"id": 1, "title": "Do it in words", "instruction": "x", "tool": "llm"}]})
+    models[0].append(three_llm_steps(python_step=[], replanner=[revision]))  # default code: a SyntaxError
+    assert main(["run", "Compute", "--db", db, "--run-id", "p2"]) == 0
+    capsys.readouterr()
+    png, svg = tmp_path / "run.png", tmp_path / "run.svg"
+    assert main(["show", "p2", "--db", db, "--png", str(png), "--svg", str(svg), "--mermaid"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("flowchart TD\n")
+    # step 3 was replaced (its title comes from the run's earlier checkpoints), step 4 is the revision's
+    assert 's3["3. Step 3 (llm)<br/>llm, replaced (replan 1)"]:::replaced' in out
+    assert "s2 ==>|replan| s4" in out and 's4["4. Do it in words<br/>llm, done, ' in out
+    assert "python, failed" in out and "THE FINAL ANSWER" in out
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    root = ET.fromstring(svg.read_bytes())
+    texts = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    assert "run p2 (done): Compute" in texts and "replaced (replan 1)" in texts
+
+
+def test_show_draws_a_run_waiting_for_approval(models, db, capsys):
+    models[0].append(three_llm_steps())
+    assert main(["run", "Compute", "--db", db, "--run-id", "w1", "--approve"]) == 0  # no terminal: it waits
+    capsys.readouterr()
+    assert main(["show", "w1", "--db", db, "--mermaid"]) == 0
+    out = capsys.readouterr().out
+    assert 'approval(["plan approval<br/>waiting"]):::waiting' in out and "llm, pending" in out
+    assert main(["show", "w1", "--db", db, "--mermaid", "--json"]) == 2
+    assert "do not go with --json" in capsys.readouterr().err
+
+
+def test_show_prints_the_answer_check(models, db, capsys, monkeypatch):
+    """`answer_check` is a state field another part of hierplan records; show prints it as one line."""
+    from hierplan.cli import inspect_cmd
+
+    models[0].append(three_llm_steps())
+    assert main(["run", "Compute", "--db", db, "--run-id", "c1"]) == 0
+    real = inspect_cmd.run_state
+
+    def with_check(db_path, run_id):
+        record, values = real(db_path, run_id)
+        return record, {**values, "answer_check": {"ok": False, "answer_number": 41, "computed": 42,
+                                                   "note": "the last number differs"}}
+
+    monkeypatch.setattr(inspect_cmd, "run_state", with_check)
+    capsys.readouterr()
+    assert main(["show", "c1", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "Answer check: MISMATCH (answer 41, computed 42): the last number differs" in out
+    assert out.index("THE FINAL ANSWER") < out.index("Answer check")
 
 
 def test_options_given_on_resume_override_the_runs_even_when_zero():
     import argparse
 
-    from hierplan.cli.run_cmd import add_model_options, overridden_options
+    from hierplan.cli.options import add_model_options, overridden_options
 
     parser = argparse.ArgumentParser()
     add_model_options(parser)
@@ -202,3 +282,116 @@ def test_options_given_on_resume_override_the_runs_even_when_zero():
     given = parser.parse_args(["--max-replans", "0", "--temperature", "0", "--seed", "0"])
     assert overridden_options(started, given) == {**started, "max_replans": 0, "temperature": 0.0, "seed": 0}
     assert overridden_options(started, parser.parse_args([])) == started  # flags left off keep the run's
+
+
+# ---------------------------------------------------------------- options (hierplan/cli/options.py)
+
+REVISION = json.dumps({"steps": [{"id": 1, "title": "Try again", "instruction": "Answer differently", "tool": "llm"}]})
+
+
+def eval_tasks(tmp_path, n=1):
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps({"question": f"Question {i}", "answer": "#### 7"}) + "\n" for i in range(n)))
+    return str(path)
+
+
+@pytest.mark.parametrize("max_replans, replanner_calls, step_ids", [("0", 0, [1, 2, 3]), ("1", 1, [1, 4])])
+def test_eval_max_replans_decides_whether_a_failed_step_is_replanned(models, tmp_path, max_replans,
+                                                                     replanner_calls, step_ids):
+    scripts, made = models
+    # step 1's answer is empty: a failed step; step 4 is the revision's step
+    scripts.append({"planner": [plan_json(["llm", "llm", "llm"])], "llm_step": ["", "two", "three"],
+                    "replanner": [REVISION], "aggregator": ["#### 7"]})
+    out = tmp_path / "out"
+    assert main(["eval", eval_tasks(tmp_path), "--out", str(out), "--max-replans", max_replans]) == 0
+    assert made[0].count("replanner") == replanner_calls
+    meta = json.loads((out / "summary.json").read_text())["meta"]
+    assert meta["max replans"] == int(max_replans)
+    # the real command line, recorded by main()
+    assert meta["command"] == f"hierplan eval {eval_tasks(tmp_path)} --out {out} --max-replans {max_replans}"
+    [row] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["steps_done"] == len(step_ids)
+
+
+def test_base_url_goes_to_the_loader_only_when_given_and_no_key_is_stored(tmp_path, monkeypatch, capsys):
+    from fakes import ScriptedChatModel
+
+    import hierplan.models
+
+    key = "sk-test-SECRET-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    loads = []
+
+    def fake_load(model=None, **kwargs):
+        loads.append((model, kwargs))
+        return ScriptedChatModel(script={"planner": [plan_json(["llm"] * 3)]})
+
+    monkeypatch.setattr(hierplan.models, "load_chat_model", fake_load, raising=False)
+    db = str(tmp_path / "k.sqlite")
+    assert main(["run", "t", "--db", db, "--run-id", "b1", "--model", "openai:qwen",
+                 "--base-url", "http://127.0.0.1:9/v1"]) == 0
+    assert main(["run", "t", "--db", db, "--run-id", "b2", "--max-new-tokens", "50"]) == 0
+    assert loads == [("openai:qwen", {"base_url": "http://127.0.0.1:9/v1"}), (None, {"max_new_tokens": 50})]
+    # resume reuses the stored URL
+    assert main(["resume", "b1", "--db", db]) == 0
+    assert loads[-1] == ("openai:qwen", {"base_url": "http://127.0.0.1:9/v1"})
+    for path in tmp_path.glob("k.sqlite*"):  # the database, its WAL and shared memory
+        assert key.encode() not in path.read_bytes()
+    capsys.readouterr()
+    assert main(["run", "t", "--db", db, "--base-url", "http://user:pw@host/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "must not hold a password" in err and "pw" not in err.replace("password", "") and err.count("\n") == 1
+
+
+def test_concurrency_runs_tasks_at_once_and_reports_each_as_it_finishes(tmp_path):
+    import threading
+
+    from fakes import ScriptedChatModel
+    from hierplan import build_graph
+    from hierplan.eval import load_tasks, run_eval
+
+    together = threading.Barrier(3, timeout=10)  # passes only when 3 planners wait at once
+
+    def planner(messages):
+        if "Question 3" not in messages[-1].content:  # the fourth task runs alone
+            together.wait()
+        return plan_json(["llm"] * 3)
+
+    def aggregator(messages):  # answers with the task's own number: a mixed-up thread would show
+        return "#### " + messages[-1].content.split("Question ", 1)[1].split()[0]
+
+    model = ScriptedChatModel(default={"planner": planner, "aggregator": aggregator})
+    graph = build_graph(model, constrain=False)
+    seen = []
+    records = run_eval(graph, load_tasks(eval_tasks(tmp_path, 4)), thread_prefix="c", concurrency=3,
+                       on_result=lambda r, i, n: seen.append((r["index"], i, n)))
+    assert [r["error"] for r in records] == [None] * 4
+    assert [r["predicted"] for r in records] == ["0", "1", "2", "3"]  # in task order, each its own answer
+    assert sorted(s[0] for s in seen) == [r["index"] for r in records]
+    assert [s[1:] for s in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_concurrency_one_runs_one_task_at_a_time(tmp_path):
+    from fakes import ScriptedChatModel
+    from hierplan import build_graph
+    from hierplan.eval import load_tasks, run_eval
+
+    active, most = [0], [0]
+
+    def planner(messages):
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        time.sleep(0.01)
+        active[0] -= 1
+        return plan_json(["llm"] * 3)
+
+    graph = build_graph(ScriptedChatModel(default={"planner": planner}), constrain=False)
+    run_eval(graph, load_tasks(eval_tasks(tmp_path, 3)), concurrency=1)
+    assert most == [1]
+    with pytest.raises(ValueError, match="at least 1"):
+        run_eval(graph, [], concurrency=0)
+
+
+def test_eval_concurrency_must_be_positive(models, tmp_path, capsys):
+    assert main(["eval", eval_tasks(tmp_path), "--out", str(tmp_path / "o"), "--concurrency", "0"]) == 2
+    assert "--concurrency must be at least 1" in capsys.readouterr().err

@@ -15,28 +15,32 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hierplan.cli.run_cmd import add_model_options, model_options
+from hierplan.cli.options import (add_common_options, add_concurrency_option, add_model_options, build,
+                                  check_concurrency, model_options)
 
 DEFAULT_OUT_ROOT = "eval-out"
 
 
 def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """Register ``eval``. Without ``parent`` (the shared --db/--debug parser) it adds its own --db and --debug."""
+    """Register ``eval``. Without ``parent`` (a parser holding --db and --debug) it adds its own: its --db
+    defaults to in-memory checkpoints, not the run database."""
     p = subparsers.add_parser(
         "eval", parents=[parent] if parent is not None else [],
         help="evaluate the agent on JSONL tasks (GSM8K form)",
         description="Run the agent over JSONL tasks ({\"question\": ..., \"answer\": ...}; the expected number "
                     "follows '####' as in GSM8K) and write DIR/results.jsonl (one object per task) and "
-                    "DIR/summary.md (totals). The model is loaded once; each task runs in its own thread.")
+                    "DIR/summary.md (totals). The model is loaded once; each task runs in its own thread "
+                    "(--concurrency N: N of them at once).")
     p.add_argument("tasks", metavar="TASKS.jsonl", help="one JSON object per line with 'question' and optional 'answer'")
     p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N tasks only")
     p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<timestamp>)")
     if parent is None:
-        p.add_argument("--db", metavar="PATH", help="keep each task's checkpoints in this SQLite file "
-                                                    "(default: in memory)")
-        p.add_argument("--debug", action="store_true", help="show tracebacks")
-    add_model_options(p)  # --json here prints the totals as one JSON object on stdout
-    p.set_defaults(func=run)
+        add_common_options(p, db_help="keep each task's checkpoints in this database (default: in memory)")
+    add_concurrency_option(p)
+    p.add_argument("--json", action="store_true", help="print the totals as one JSON object on stdout")
+    add_model_options(p)
+    # main() sets argv to the real command line (for the summary); None when the parser is used on its own
+    p.set_defaults(func=run, argv=None)
     return p
 
 
@@ -44,19 +48,24 @@ def run(args: argparse.Namespace) -> int:
     from hierplan.eval.harness import progress_line, run_eval
     from hierplan.eval.report import ResultsWriter, render_summary, write_summary
     from hierplan.eval.tasks import load_tasks
+    from hierplan.nodes.replanner import MAX_REPLANS
 
     tasks = load_tasks(args.tasks, args.limit)
+    concurrency = check_concurrency(args.concurrency)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out or Path(DEFAULT_OUT_ROOT) / stamp)
     out.mkdir(parents=True, exist_ok=True)
     options = model_options(args)
     meta = {
-        "command": "hierplan eval " + shlex.join(getattr(args, "_argv", None) or _argv_guess(args)),
+        "command": shlex.join(["hierplan", *args.argv]) if args.argv is not None else None,
         "tasks file": args.tasks,
         "model": options.get("model") or os.environ.get("HIERPLAN_MODEL") or "embedded SmolLM2-135M-Instruct",
         "constrain": not options.get("no_constrain"),
         "parallel steps": not options.get("sequential"),
         "seed": options.get("seed"),
+        **({"model server": options["base_url"]} if options.get("base_url") else {}),
+        "max replans": MAX_REPLANS if options.get("max_replans") is None else options["max_replans"],
+        "concurrency": concurrency,
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
     }
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         log(progress_line(record, position, total))
 
     try:
-        run_eval(graph, tasks, thread_prefix=f"eval-{stamp}", on_result=on_result)
+        run_eval(graph, tasks, thread_prefix=f"eval-{stamp}", on_result=on_result, concurrency=concurrency)
     finally:  # Ctrl-C: what finished is already in results.jsonl; summarise it too
         writer.close()
         summary = write_summary(out / "summary.md", records, meta)
@@ -90,36 +99,13 @@ def run(args: argparse.Namespace) -> int:
 
 def build_eval_graph(options: dict[str, Any], db: str | None) -> Any:
     """One model for every task; checkpoints in memory, or in ``db`` when given."""
-    import hierplan.models
-    from hierplan.config import SamplingConfig
-    from hierplan.graph.builder import build_graph
-
     log("loading the model")
-    kwargs = {k: options[k] for k in ("device", "quantize") if options.get(k)}
-    if options.get("max_new_tokens"):
-        kwargs["max_new_tokens"] = options["max_new_tokens"]
-    model = hierplan.models.load_chat_model(options.get("model"), **kwargs)
-    sampling = SamplingConfig().with_overrides(temperature=options.get("temperature"),
-                                               max_new_tokens=options.get("max_new_tokens"),
-                                               seed=options.get("seed"))
     checkpointer = None
     if db:
         from hierplan.store import open_checkpointer
 
         checkpointer = open_checkpointer(db)
-    return build_graph(model, checkpointer, sampling=sampling, constrain=not options.get("no_constrain"),
-                       parallel=not options.get("sequential"))
-
-
-def _argv_guess(args: argparse.Namespace) -> list[str]:
-    argv = [args.tasks]
-    for flag, value in (("--limit", args.limit), ("--model", args.model), ("--seed", args.seed),
-                        ("--max-new-tokens", args.max_new_tokens), ("--temperature", args.temperature)):
-        if value is not None:
-            argv += [flag, str(value)]
-    argv += [flag for flag, on in (("--no-constrain", args.no_constrain),
-                                   ("--sequential", getattr(args, "sequential", False))) if on]
-    return argv
+    return build(options, checkpointer)
 
 
 def log(line: str) -> None:

@@ -8,7 +8,6 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from hierplan.config import default_db_path
 from hierplan.errors import UsageError
 from hierplan.store import RunStore, check_run_id, database_errors, open_checkpointer
 
@@ -18,9 +17,9 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("run_id", metavar="RUN_ID")
     p.add_argument("--at", required=True, metavar="CHECKPOINT", help="a checkpoint id from: hierplan show RUN_ID --history")
     p.add_argument("--run-id", dest="new_run_id", help="id of the new run (default: a random one)")
-    from hierplan.cli.run_cmd import add_model_options
+    from hierplan.cli.run_cmd import add_run_options
 
-    add_model_options(p)
+    add_run_options(p)
     p.set_defaults(func=cmd_fork, decision=None)
 
 
@@ -71,10 +70,10 @@ def copy_checkpoint(saver, tup, run_id: str, checkpoint_id: str, new_run_id: str
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
-    from hierplan.cli.run_cmd import execute, overridden_options
+    from hierplan.cli.options import open_store, overridden_options
+    from hierplan.cli.run_cmd import execute
 
-    db = args.db or default_db_path()
-    store = RunStore.open(db)
+    db, store = open_store(args)
     record = store.get(check_run_id(args.run_id))
     options = {**overridden_options(record.options, args), "forked_from": record.id}
     saver = open_checkpointer(db)

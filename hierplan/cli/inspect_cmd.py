@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from hierplan.config import default_db_path
+from hierplan.cli.options import db_path, open_store
 from hierplan.errors import UsageError
 from hierplan.store import RunStore, check_run_id
 
@@ -21,16 +20,21 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("run_id", metavar="RUN_ID")
     p.add_argument("--json", action="store_true", help="print the run's state as JSON")
     p.add_argument("--history", action="store_true", help="list the run's checkpoints (for hierplan fork --at)")
+    picture = p.add_argument_group("a picture of the run (its plan as a graph, each step's status colour-coded)")
+    picture.add_argument("--mermaid", action="store_true", help="print it as Mermaid text (GitHub Markdown renders it)")
+    picture.add_argument("--png", metavar="FILE", help="write it as a PNG (rendered locally)")
+    picture.add_argument("--svg", metavar="FILE", help="write it as an SVG (rendered locally)")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("graph", parents=[parent], help="draw the agent's graph")
     p.add_argument("--format", choices=["mermaid", "ascii"], default="mermaid")
-    p.add_argument("--png", metavar="FILE", help="also render a PNG locally (needs Graphviz + pygraphviz)")
+    p.add_argument("--png", metavar="FILE", help="also write a PNG (rendered locally, no web service)")
+    p.add_argument("--svg", metavar="FILE", help="also write an SVG (rendered locally, no web service)")
     p.set_defaults(func=cmd_graph)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    runs = RunStore.open(args.db or default_db_path()).list()
+    runs = open_store(args)[1].list()
     if args.json:
         print(json.dumps([r.as_json() for r in runs], ensure_ascii=False))
         return 0
@@ -54,11 +58,18 @@ def run_state(db: str, run_id: str) -> tuple[Any, dict[str, Any]]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    pictures = args.mermaid or args.png or args.svg
+    if pictures and (args.json or args.history):
+        raise UsageError("--mermaid, --png and --svg draw the run; they do not go with --json or --history")
     if args.history:
         from hierplan.cli.history_cmd import print_history
 
-        return print_history(args.db or default_db_path(), args.run_id, args.json)
-    record, values = run_state(args.db or default_db_path(), args.run_id)
+        return print_history(db_path(args), args.run_id, args.json)
+    if pictures:
+        from hierplan.cli.pictures import show_run_picture
+
+        return show_run_picture(db_path(args), args.run_id, mermaid=args.mermaid, png=args.png, svg=args.svg)
+    record, values = run_state(db_path(args), args.run_id)
     if args.json:
         print(json.dumps({"run": record.as_json(), "state": values}, ensure_ascii=False, default=str))
         return 0
@@ -90,9 +101,18 @@ def cmd_show(args: argparse.Namespace) -> int:
     if values.get("final"):
         console.rule("Final answer")
         console.print(values["final"], markup=False)
+    if values.get("answer_check"):
+        console.print(format_answer_check(values["answer_check"]), markup=False)
     console.rule("Model calls", style="dim")
     console.print(format_calls(values), markup=False)
     return 0
+
+
+def format_answer_check(check: dict[str, Any]) -> str:
+    """One line: does the answer's number agree with what the run computed (recorded, never rewritten)."""
+    verdict = "ok" if check.get("ok") else "MISMATCH"
+    line = f"Answer check: {verdict} (answer {check.get('answer_number')}, computed {check.get('computed')})"
+    return f"{line}: {check['note']}" if check.get("note") else line
 
 
 def format_calls(values: dict[str, Any]) -> str:
@@ -124,18 +144,13 @@ def drawable_graph():
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
+    from hierplan.cli.pictures import write_pictures
+    from hierplan.graph.picture import from_langgraph
+
     graph = drawable_graph()
-    if args.format == "ascii":
-        print(graph.draw_ascii())
-    else:
-        print(graph.draw_mermaid(with_styles=False))
-    if args.png:
-        try:
-            data = graph.draw_png()  # pygraphviz + Graphviz: rendered locally, never by a web service
-        except ImportError as exc:
-            raise UsageError("--png needs Graphviz and pygraphviz: apt-get install graphviz libgraphviz-dev && "
-                             "pip install pygraphviz") from exc
-        Path(args.png).write_bytes(data)
+    # files first: when drawing fails, nothing but the error line is printed
+    write_pictures(from_langgraph(graph), png=args.png, svg=args.svg)
+    print(graph.draw_ascii() if args.format == "ascii" else graph.draw_mermaid(with_styles=False))
     return 0
 
 

@@ -10,12 +10,10 @@ from hierplan import __version__
 
 def build_parser() -> argparse.ArgumentParser:
     from hierplan.cli import eval_cmd, history_cmd, inspect_cmd, run_cmd, sandbox_cmd
+    from hierplan.cli.options import add_common_options
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", metavar="PATH",
-                        help="run database (default: $HIERPLAN_DB or runs.sqlite in the state directory; "
-                             "':memory:' for none)")
-    common.add_argument("--debug", action="store_true", help="show tracebacks")
+    add_common_options(common)
 
     parser = argparse.ArgumentParser(
         prog="hierplan", description="A local hierarchical planner agent: plan a task, run each step with an "
@@ -25,16 +23,16 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_parsers(sub, common)
     inspect_cmd.add_parsers(sub, common)
     history_cmd.add_parsers(sub, common)
-    eval_cmd.add_parser(sub, common)
-    sandbox = sandbox_cmd.add_parser(sub)
-    for action in common._actions:  # --db and --debug on every command, as on the others
-        sandbox._add_action(action)
+    eval_cmd.add_parser(sub)  # its own --db: where tasks keep checkpoints, in memory by default
+    add_common_options(sandbox_cmd.add_parser(sub))
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = argv  # the command line as given, for records of what was run (eval's summary)
     try:
         return args.func(args)
     except Exception as exc:  # noqa: BLE001 - the one place errors become exit codes

@@ -6,9 +6,10 @@ import argparse
 import sys
 from typing import Any
 
-from hierplan.config import SamplingConfig, default_db_path
+from hierplan.cli.options import (add_model_options, build, load_model, model_options, open_store,
+                                  overridden_options)
 from hierplan.errors import DatabaseError, HierplanError, UsageError
-from hierplan.store import RunStore, check_run_id
+from hierplan.store import RunStore, check_run_id, open_checkpointer
 
 DEMO_TASK = (
     "Write a practical, lightweight checklist for launching a small multi-agent logistics system in Python: "
@@ -22,19 +23,8 @@ class RunFailed(HierplanError):
     """A node raised (the model failed, say); the run is saved and can be resumed."""
 
 
-def add_model_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", help="HF model id, model folder or .gguf file (default: $HIERPLAN_MODEL or the "
-                                   "embedded SmolLM2-135M-Instruct)")
-    p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available, else cpu")
-    p.add_argument("--quantize", choices=["4bit", "none"], help="default 4bit: nf4 on CUDA; on CPU a 4-bit GGUF's own weights as int4. none: float weights")
-    p.add_argument("--max-new-tokens", type=int, help="cap on generated tokens per model call")
-    p.add_argument("--temperature", type=float, help="override every node's temperature (0 = greedy)")
-    p.add_argument("--seed", type=int, help="make the run reproducible")
-    p.add_argument("--no-constrain", action="store_true", help="plan without the JSON grammar constraint")
-    p.add_argument("--max-replans", type=int, metavar="N",
-                   help="revisions of the plan after failed steps (default 1; 0: never)")
-    p.add_argument("--sequential", action="store_true",
-                   help="run one step at a time (default: ready steps in parallel, LLM steps batched)")
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    add_model_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON event per line instead of text")
 
 
@@ -43,12 +33,12 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("task", nargs="?", help="the task; omitted: asked for interactively (or read from stdin)")
     p.add_argument("--run-id", help="name the run (default: a random 8-character id)")
     p.add_argument("--approve", action="store_true", help="stop after planning until the plan is approved")
-    add_model_options(p)
+    add_run_options(p)
     p.set_defaults(func=cmd_run, decision=None)
 
     p = sub.add_parser("demo", parents=[parent], help="run the demo task (a logistics multi-agent checklist)")
     p.add_argument("--approve", action="store_true", help="stop after planning until the plan is approved")
-    add_model_options(p)
+    add_run_options(p)
     p.set_defaults(func=cmd_demo, task=DEMO_TASK, run_id=None, decision=None)
 
     p = sub.add_parser("resume", parents=[parent], help="continue an interrupted run where it stopped")
@@ -57,7 +47,7 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     for flag in ("approve", "edit", "reject"):
         choice.add_argument(f"--{flag}", dest="decision", action="store_const", const=flag,
                             help=f"{flag} the plan of a run that waits for approval")
-    add_model_options(p)
+    add_run_options(p)
     p.set_defaults(func=cmd_resume)
 
 
@@ -83,22 +73,9 @@ def read_task(task: str | None) -> str:
     return task
 
 
-def overridden_options(started_with: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    """Options given now override what the run started with (e.g. a different --model). Flags left off (False)
-    and options not given (None) keep the run's; 0 is a value (``--max-replans 0``, ``--temperature 0``)."""
-    given = {k: v for k, v in model_options(args).items() if v is not None and v is not False}
-    return {**started_with, **given}
-
-
-def model_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: getattr(args, k) for k in ("model", "device", "quantize", "max_new_tokens", "temperature",
-                                          "seed", "no_constrain", "sequential", "max_replans")}
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     task = read_task(args.task)
-    db = args.db or default_db_path()
-    store = RunStore.open(db)
+    db, store = open_store(args)
     options = {**model_options(args), "approve": args.approve}
     run_id = store.create(task, options, args.run_id)
     return execute(run_id, {"task": task}, options, db, store, args, resumed=False)
@@ -109,8 +86,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    db = args.db or default_db_path()
-    store = RunStore.open(db)
+    db, store = open_store(args)
     record = store.get(check_run_id(args.run_id))
     if record.status == "running":
         raise UsageError(f"run {record.id} is still running (pid {record.pid}); wait for it or stop it first")
@@ -126,7 +102,10 @@ def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: 
     reporter = make_reporter(args.json)
     reporter.run_started(run_id, task or graph_input["task"], resumed=resumed)
     try:
-        graph = build_for_cli(options, db, reporter)
+        reporter.status("loading the model")
+        model = load_model(options)
+        reporter.status("planning")
+        graph = build(options, open_checkpointer(db), model=model)
         config = {"configurable": {"thread_id": run_id}}
         if resumed and graph.get_state(config).created_at is None:
             graph_input = {"task": task}  # interrupted before the first checkpoint: start over
@@ -195,23 +174,3 @@ def _record_status(store: RunStore, run_id: str, status: str, error: str | None 
         store.set_status(run_id, status, error=error)
     except DatabaseError:
         pass  # the runs list shows the run as interrupted once this process is gone
-
-
-def build_for_cli(options: dict[str, Any], db: str, reporter) -> Any:
-    from hierplan.graph.builder import build_graph
-    from hierplan.models import load_chat_model
-    from hierplan.store import open_checkpointer
-
-    reporter.status("loading the model")
-    kwargs = {k: options[k] for k in ("device", "quantize") if options.get(k)}
-    if options.get("max_new_tokens"):
-        kwargs["max_new_tokens"] = options["max_new_tokens"]
-    model = load_chat_model(options.get("model"), **kwargs)
-    sampling = SamplingConfig().with_overrides(temperature=options.get("temperature"),
-                                               max_new_tokens=options.get("max_new_tokens"),
-                                               seed=options.get("seed"))
-    reporter.status("planning")
-    return build_graph(model, open_checkpointer(db), sampling=sampling, constrain=not options.get("no_constrain"),
-                       approve=bool(options.get("approve")),
-                       parallel=not options.get("sequential"),
-                       **({"max_replans": options["max_replans"]} if options.get("max_replans") is not None else {}))

@@ -1,8 +1,9 @@
-"""Run the compiled graph over tasks, one thread per task, and score each run."""
+"""Run the compiled graph over tasks, one thread_id per task (N at once with concurrency), and score each run."""
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Iterable
 
 from hierplan.eval.metrics import task_metrics
@@ -53,16 +54,37 @@ def _partial_state(graph: Any, config: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_eval(graph: Any, tasks: Iterable[EvalTask], *, thread_prefix: str = "eval",
-             on_result: ResultCallback | None = None) -> list[dict[str, Any]]:
-    """Evaluate every task with the same graph (so the model is loaded once); one thread_id per task."""
+             on_result: ResultCallback | None = None, concurrency: int = 1) -> list[dict[str, Any]]:
+    """Evaluate every task with the same graph (so the model is loaded once); one thread_id per task.
+
+    ``concurrency``: how many tasks run at once (a bounded thread pool; they share the model). ``on_result``
+    is called in this thread as each task finishes, so with concurrency > 1 in finishing order; the
+    returned records are in task order.
+    """
     tasks = list(tasks)
-    records = []
-    for position, task in enumerate(tasks, start=1):
-        record = evaluate_task(graph, task, f"{thread_prefix}-{task.index}")
-        records.append(record)
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if concurrency == 1:  # in this thread: Ctrl-C stops the running task at once
+        finished = (evaluate_task(graph, t, f"{thread_prefix}-{t.index}") for t in tasks)
+        return _collect(finished, len(tasks), on_result)
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=thread_prefix) as pool:
+        futures = [pool.submit(evaluate_task, graph, t, f"{thread_prefix}-{t.index}") for t in tasks]
+        try:
+            records = _collect((f.result() for f in as_completed(futures)), len(tasks), on_result)
+        except BaseException:  # Ctrl-C: no new task starts; leaving the pool waits for the running ones
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    order = {t.index: i for i, t in enumerate(tasks)}
+    return sorted(records, key=lambda r: order[r["index"]])
+
+
+def _collect(records: Iterable[dict[str, Any]], total: int, on_result: ResultCallback | None) -> list[dict[str, Any]]:
+    done = []
+    for position, record in enumerate(records, start=1):
+        done.append(record)
         if on_result is not None:
-            on_result(record, position, len(tasks))
-    return records
+            on_result(record, position, total)
+    return done
 
 
 def progress_line(record: dict[str, Any], position: int, total: int) -> str:
