@@ -51,6 +51,7 @@ class Cluster:
         self.bin, self.root, self.data = bin_dir, root, root / "data"
         self.port = free_port()
         self.as_postgres = os.geteuid() == 0  # initdb and postgres refuse root
+        self.up = False
 
     def _run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
         cmd = [str(self.bin / argv[0]), *argv[1:]]
@@ -77,9 +78,12 @@ class Cluster:
         if proc.returncode != 0:
             log = (self.root / "log").read_text(errors="replace")[-2000:] if (self.root / "log").exists() else ""
             raise RuntimeError(f"pg_ctl start failed: {proc.stderr.strip()} {log}")
+        self.up = True
 
     def stop(self) -> None:
+        """A fast shutdown: sessions are ended at once, as in a restart or failover."""
         self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop", check=False)
+        self.up = False
 
     def url(self, dbname: str = "postgres", password: str = PASSWORD, host: str = "127.0.0.1") -> str:
         return f"postgresql://{USER}:{password}@{host}:{self.port}/{dbname}"
@@ -95,6 +99,11 @@ class Cluster:
 
 @pytest.fixture(scope="session")
 def pg_cluster():
+    import importlib.util
+
+    for module in ("psycopg", "psycopg_pool", "langgraph.checkpoint.postgres"):
+        if importlib.util.find_spec(module) is None:
+            unavailable(f"{module} is not installed (pip install 'hierplan[postgres]')")
     bin_dir = server_bin()
     if bin_dir is None:
         unavailable("no PostgreSQL server binaries (apt-get install postgresql, or set HIERPLAN_PG_BIN)")

@@ -5,6 +5,8 @@ and a run's lease tells a live run from an interrupted one across processes."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -208,3 +210,10 @@ def test_a_sqlite_path_is_still_a_sqlite_path(tmp_path):
 
     for db in (str(tmp_path / "a.sqlite"), ":memory:", "runs:v2.sqlite", "C://x.sqlite"):
         assert backend(db) is sqlite
+
+
+def test_sqlite_commands_never_import_psycopg(tmp_path):
+    code = ("import sys; from hierplan.cli.main import main; main(['runs', '--db', sys.argv[1]]); "
+            "assert not [m for m in sys.modules if m.startswith(('psycopg', 'langgraph.checkpoint.postgres'))]")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x.sqlite")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

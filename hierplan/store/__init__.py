@@ -30,8 +30,10 @@ def backend(db: str) -> ModuleType:
     if scheme in POSTGRES_SCHEMES:
         if not match.group(2):
             raise UsageError(f"write the Postgres URL as {scheme}://user@host/db (with '//')")
-        from hierplan.store import postgres
-
+        try:
+            from hierplan.store import postgres
+        except ImportError as exc:  # psycopg or langgraph-checkpoint-postgres is not installed
+            raise UsageError(f"a Postgres --db needs {exc.name}: pip install 'hierplan[postgres]'") from exc
         return postgres
     if scheme and match.group(2) and len(scheme) > 1:  # one letter is a Windows drive (C://...)
         raise UsageError(f"unsupported database URL {scheme}://...: give a SQLite file path or a "

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -40,9 +41,9 @@ LOCK_NAMESPACE = 0x68706C6E  # "hpln": first key of every advisory lock hierplan
 SETUP_LOCK = 0  # second key of the schema set-up lock (run leases are >= 1)
 SETUP_WAIT_S = 60
 
-# The pool logs each failed reconnection as a warning; without a handler Python prints those to stderr, which
-# would break the CLI's one-line errors. The error that matters reaches the user as a DatabaseError.
-logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+# psycopg logs a lost connection, and its pool each failed reconnection, as warnings; with no handler set up
+# Python prints those to stderr, breaking the CLI's one-line errors. The error that matters reaches the user.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS hierplan_runs (
@@ -123,8 +124,6 @@ def _setup(url: str) -> None:
     """Create the checkpoint tables (PostgresSaver.setup, its migrations) and the runs table if missing."""
     if url in _set_up:
         return
-    from langgraph.checkpoint.postgres import PostgresSaver
-
     with _connect(url, row_factory=dict_row) as conn, database_errors(url, writing=True):
         # Two processes' first use at once would race on CREATE TABLE and the migration rows, so one waits.
         # It polls instead of blocking in pg_advisory_lock: the saver's migrations CREATE INDEX CONCURRENTLY,
@@ -176,8 +175,6 @@ atexit.register(close_pools)
 
 def open_checkpointer(url: str):
     """A LangGraph PostgresSaver on a connection pool (the settings its from_conn_string uses)."""
-    from langgraph.checkpoint.postgres import PostgresSaver
-
     _setup(url)
     return PostgresSaver(_pool(url, "checkpoints"))
 
