@@ -35,7 +35,7 @@ from hierplan.errors import DatabaseError, UsageError
 from hierplan.store.runs import COLUMNS, RunExists, RunRecord, RunStore
 
 CONNECT_TIMEOUT_S = 10  # an unreachable host fails in this time (libpq waits forever by default)
-POOL_WAIT_S = 30  # how long a query waits for a pooled connection, e.g. while Postgres restarts
+POOL_WAIT_S = 15  # how long a query waits for a pooled connection, e.g. while Postgres restarts
 KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT = 20, 5, 4  # the server drops a vanished run's lease
 LOCK_NAMESPACE = 0x68706C6E  # "hpln": first key of every advisory lock hierplan takes
 SETUP_LOCK = 0  # second key of the schema set-up lock (run leases are >= 1)
