@@ -91,6 +91,16 @@ def test_hierplan_db_names_the_server_for_every_command(models, pg_url, monkeypa
     assert query(pg_url, "SELECT status FROM hierplan_runs WHERE id = 'env1'") == [("done",)]
 
 
+def test_a_unix_socket_url_works_too(models, pg_cluster, pg_url):
+    """postgresql://user@/db?host=/socket/dir: local set-ups often connect this way (trust auth here)."""
+    dbname = pg_url.rsplit("/", 1)[1]
+    url = f"postgresql://hierplan@/{dbname}?host={pg_cluster.root}&port={pg_cluster.port}"
+    models[0].append(script())
+    code, _, err = cli("run", "t", "--db", url, "--run-id", "sock")
+    assert code == 0, err
+    assert statuses(pg_url) == {"sock": "done"}  # the same database, seen over TCP
+
+
 def test_eval_keeps_each_task_in_postgres(models, pg_url, tmp_path):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps({"question": f"Q{i}", "answer": "#### 42"}) + "\n" for i in (1, 2)))
