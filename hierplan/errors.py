@@ -28,7 +28,7 @@ class ModelLoadError(HierplanError):
 
 
 class DatabaseError(HierplanError):
-    """The run database cannot be opened, is locked, corrupted, or cannot be written."""
+    """The run database cannot be opened or reached, is locked, corrupted, or cannot be written."""
 
 
 class IsolationError(HierplanError):

@@ -10,7 +10,7 @@ Configured by environment variables:
      "pause": {"at": "planner" | "llm_step" | "python_step" | "aggregator" | "scheduler" | "sandbox",
                "step": 3,                    # llm_step/python_step: which step; scheduler: which call (1-based)
                "seconds": 30},               # how long to sleep once the marker is written
-     "busy_timeout_ms": 300,                 # hierplan.store.BUSY_TIMEOUT_MS for this process
+     "busy_timeout_ms": 300,                 # hierplan.store.sqlite.BUSY_TIMEOUT_MS for this process
      "tag": "run-a",                         # llm_step replies are "run-a: answer for step N"
      "fail": {"at": "llm_step", "step": 2, "message": "boom"}}   # raise RuntimeError(message) there
   "sandbox" pauses nothing itself: it writes the marker as soon as the sandbox process is spawned.
@@ -129,9 +129,9 @@ def install_fake(spec: dict) -> None:
 def main() -> int:
     spec = json.loads(os.environ.get("HIERPLAN_WORKER_SPEC") or "{}")
     if "busy_timeout_ms" in spec:  # a locked database fails fast instead of after 30 s
-        import hierplan.store
+        import hierplan.store.sqlite
 
-        hierplan.store.BUSY_TIMEOUT_MS = spec["busy_timeout_ms"]
+        hierplan.store.sqlite.BUSY_TIMEOUT_MS = spec["busy_timeout_ms"]
     if os.environ.get("HIERPLAN_WORKER_REAL") != "1":
         install_fake(spec)
     from hierplan.cli.main import main as cli_main

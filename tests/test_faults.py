@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import hierplan.store
+import hierplan.store.sqlite
 from fakes import integrity, plan_json
 from helpers import WORKER, latest_checkpoint, one_line_error, statuses
 from hierplan.cli.main import main
@@ -115,7 +115,7 @@ def test_locked_database_gives_one_line_after_the_busy_timeout(models, db, capsy
     hierplan waits BUSY_TIMEOUT_MS (30 s) before giving up; it is shortened here to keep the test quick.
     """
     existing_run(models, db, capsys)
-    monkeypatch.setattr(hierplan.store, "BUSY_TIMEOUT_MS", 300)
+    monkeypatch.setattr(hierplan.store.sqlite, "BUSY_TIMEOUT_MS", 300)
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
@@ -326,7 +326,7 @@ def test_ctrl_c_in_a_step_marks_the_run_interrupted(models, db, capsys):
 
 
 def test_locked_mid_run_error_still_says_how_to_resume(models, db, capsys, monkeypatch):
-    monkeypatch.setattr(hierplan.store, "BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(hierplan.store.sqlite, "BUSY_TIMEOUT_MS", 200)
     holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
 
     def lock_then_answer(messages):

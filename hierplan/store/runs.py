@@ -1,0 +1,129 @@
+"""The runs table's rows and the logic both back ends share; each back end supplies the SQL and the liveness rule."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from hierplan.errors import RunNotFoundError, UsageError
+
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+STATUSES = ("running", "waiting", "interrupted", "failed", "done")
+# The first nine columns, in this order, on both back ends (Postgres adds a lease key after them).
+COLUMNS = "id, task, status, started, updated, pid, host, options, error"
+
+
+@dataclass
+class RunRecord:
+    id: str
+    task: str
+    status: str
+    started: float
+    updated: float
+    pid: int | None
+    host: str | None
+    options: dict[str, Any]
+    error: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "task": self.task,
+                "started": _iso(self.started), "updated": _iso(self.updated), "error": self.error}
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ts))
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID_PATTERN.match(run_id or ""):
+        raise UsageError(f"malformed run id {run_id!r}: use letters, digits, '.', '_' or '-' (max 64)")
+    return run_id
+
+
+class RunExists(Exception):
+    """Raised by a back end's _insert when the id is taken (turned into a UsageError here)."""
+
+
+class RunStore:
+    """Who ran what, when, and how it ended. The checkpoints themselves live in the saver's tables.
+
+    ``RunStore.open(db)`` picks the back end from ``db`` (a SQLite path or a postgresql:// URL). A back end
+    implements _insert, _update, _select (which decides whether a 'running' row's process still lives) and may
+    claim/release a run while this process runs it.
+    """
+
+    def __init__(self, db: str):
+        self.db = db
+
+    @classmethod
+    def open(cls, db: str) -> "RunStore":
+        from hierplan.store import backend
+
+        return backend(db).open_run_store(db)
+
+    # --- what a back end provides ---------------------------------------------------------------------
+    def _insert(self, row: tuple) -> None:  # raises RunExists when the id is taken
+        raise NotImplementedError
+
+    def _update(self, run_id: str, status: str, updated: float, pid: int | None, host: str,
+                error: str | None) -> None:
+        raise NotImplementedError
+
+    def _select(self, run_id: str | None) -> list[RunRecord]:
+        """One run (or every run, newest first), with 'running' shown as 'interrupted' when its process is gone."""
+        raise NotImplementedError
+
+    def _claim(self, run_id: str) -> None:
+        """This process now runs ``run_id`` (raises UsageError if another live process does)."""
+
+    def _release(self, run_id: str) -> None:
+        """This process no longer runs ``run_id``."""
+
+    def close(self) -> None:
+        """Let go of connections and claims (the process exiting does the same)."""
+
+    # --- shared ---------------------------------------------------------------------------------------
+    def create(self, task: str, options: dict[str, Any], run_id: str | None = None) -> str:
+        run_id = check_run_id(run_id) if run_id else uuid.uuid4().hex[:8]
+        now = time.time()
+        try:
+            self._insert((run_id, task, "running", now, now, os.getpid(), socket.gethostname(),
+                          json.dumps(options), None))
+        except RunExists as exc:
+            raise UsageError(f"a run with id {run_id!r} already exists; resume it with: hierplan resume {run_id}") from exc
+        self._claim(run_id)
+        return run_id
+
+    def set_status(self, run_id: str, status: str, error: str | None = None) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"unknown run status {status!r}")
+        if status == "running":
+            self._claim(run_id)
+        try:
+            self._update(run_id, status, time.time(), os.getpid() if status == "running" else None,
+                         socket.gethostname(), error)
+        finally:
+            if status != "running":
+                self._release(run_id)
+
+    def get(self, run_id: str) -> RunRecord:
+        records = self._select(check_run_id(run_id))
+        if not records:
+            raise RunNotFoundError(f"no run {run_id!r} in this database (list runs with: hierplan runs)")
+        return records[0]
+
+    def list(self) -> list[RunRecord]:
+        return self._select(None)
+
+    @staticmethod
+    def record(row: tuple, alive: bool) -> RunRecord:
+        run_id, task, status, started, updated, pid, host, options, error = row[:9]
+        if status == "running" and not alive:
+            status = "interrupted"  # its process is gone
+        return RunRecord(run_id, task, status, started, updated, pid, host, json.loads(options or "{}"), error)
