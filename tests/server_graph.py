@@ -20,7 +20,8 @@ from fakes import ScriptedChatModel, plan_json  # noqa: E402
 
 from hierplan.server.factory import graph_for, options_from  # noqa: E402
 
-SLOW_SECONDS = 1.5
+# Each llm step of "scripted-slow" sleeps this long ($HIERPLAN_TEST_SLOW_SECONDS overrides it).
+SLOW_SECONDS = float(os.environ.get("HIERPLAN_TEST_SLOW_SECONDS", "1.5"))
 # Counts model loads in this server process, so a test can ask the server (via a run) how many there were.
 LOADS: list[str] = []
 
