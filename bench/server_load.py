@@ -6,6 +6,9 @@ Every run's final state is then read back once: a task is lost if no thread hold
 more than one thread (or more than one run, or more than one input checkpoint) does.
 
     python bench/server_load.py [--runs 50] [--clients 8] [--jobs 8] [--model scripted-llm] [--no-write]
+
+A second table runs 16 tasks whose LLM steps each wait SLOW_SECONDS (as on a remote model) with
+--n-jobs 1 and with --jobs: what `--n-jobs-per-worker` buys when runs wait rather than compute.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from server_postgres import missing as pg_missing  # noqa: E402
 from server_postgres import postgres_cluster  # noqa: E402
 
 TITLE = "LangGraph Server under load (Postgres)"
+SLOW_RUNS = 16
+SLOW_SECONDS = 0.5
 
 
 async def submit_all(url: str, tasks: list[str], clients: int) -> list[dict]:
@@ -82,6 +87,22 @@ async def audit(url: str, tasks: list[str]) -> dict:
             "extra_inputs": extra_inputs, "failed_runs": failed_runs}
 
 
+def waiting_runs(db: str, jobs: int, clients: int) -> float:
+    """Wall seconds for SLOW_RUNS runs of the "scripted-slow" model (steps that wait) at this --n-jobs."""
+    tasks = [f"slow task {i:03d}-{uuid.uuid4().hex[:6]}" for i in range(SLOW_RUNS)]
+    with tempfile.TemporaryDirectory(prefix="hierplan-load-") as work:
+        server = start_server(Path(work), db=db, model="scripted-slow", jobs=jobs,
+                              env={"HIERPLAN_TEST_SLOW_SECONDS": str(SLOW_SECONDS)})
+        try:
+            start = time.perf_counter()
+            done = asyncio.run(submit_all(server.url, tasks, clients))
+            wall = time.perf_counter() - start
+        finally:
+            server.stop()
+    assert len(done) == SLOW_RUNS
+    return wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -109,6 +130,7 @@ def main() -> None:
 
         with psycopg.connect(db) as conn:
             pg_threads = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+        slow = {jobs: waiting_runs(db, jobs, args.clients) for jobs in (1, args.jobs)}
 
     seconds = sorted(d["seconds"] for d in done)
     p50 = statistics.median(seconds)
@@ -136,6 +158,10 @@ def main() -> None:
             "`durability=\"sync\"`; then every thread's final state, runs and history read back once.\n\n"
             f"Command: `python bench/server_load.py --runs {args.runs} --clients {args.clients} "
             f"--jobs {args.jobs}`\nMachine: {machine}\n\n{table}\n")
+    slow_rows = "\n".join(f"| {jobs} | {wall:.1f} s | {SLOW_RUNS / wall * 60:.0f} |" for jobs, wall in slow.items())
+    body += (f"\n{SLOW_RUNS} runs whose two LLM steps each wait {SLOW_SECONDS} s (`scripted-slow`, as when the "
+             f"model is a remote server), same {args.clients} clients:\n\n"
+             f"| --n-jobs | wall time | runs/min |\n| ---: | ---: | ---: |\n{slow_rows}\n")
     print(body)
     if not args.no_write:
         write_section(TITLE, body)
