@@ -26,7 +26,10 @@ def test_serve_takes_only_a_postgres_database(tmp_path, capsys):
 
 def test_a_postgres_url_that_does_not_connect_is_one_line_without_the_password(capsys):
     pytest.importorskip("psycopg")
-    assert main(["serve", "--db", "postgresql://hier:s3cret-pw@127.0.0.1:1/runs?connect_timeout=2"]) == 2
+    from server_fixtures import free_port
+
+    assert main(["serve", "--port", str(free_port()),
+                 "--db", "postgresql://hier:s3cret-pw@127.0.0.1:1/runs?connect_timeout=2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot connect to postgresql://hier:***@127.0.0.1:1/runs" in err
     assert "s3cret-pw" not in err
@@ -40,3 +43,15 @@ def test_serve_writes_a_langgraph_json_with_the_checkpointer_entry_only_for_post
     on_pg = langgraph_config(ServeSpec(workdir=tmp_path, db="postgresql://u:pw@h/db"))
     assert on_pg["checkpointer"] == {"path": "hierplan.server.checkpointer.postgres_checkpointer"}
     assert "pw" not in str(on_pg)
+
+
+def test_serve_refuses_a_port_in_use_instead_of_moving_silently(capsys):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err

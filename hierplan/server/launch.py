@@ -96,12 +96,25 @@ def prepare(spec: ServeSpec) -> tuple[list[str], dict[str, str]]:
                          "threads in its own store in the state directory")
     if spec.jobs < 1:
         raise UsageError(f"--n-jobs must be at least 1 (got {spec.jobs})")
+    check_port_free(spec.host, spec.port)
     if spec.db:
         check_postgres(spec.db)
     spec.workdir.mkdir(parents=True, exist_ok=True)
     config_path = spec.workdir / "langgraph.json"
     config_path.write_text(json.dumps(langgraph_config(spec), indent=2) + "\n")
     return command(spec, config_path), environment(spec)
+
+
+def check_port_free(host: str, port: int) -> None:
+    """langgraph dev silently moves to another port when the one asked for is taken; clients would then talk to
+    whatever holds it. Refuse instead (a race with another process remains, and is the user's to see)."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port") from None
 
 
 def check_postgres(url: str) -> None:
