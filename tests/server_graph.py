@@ -6,6 +6,7 @@ configurable ``model`` picks the script:
   "scripted"         a three-step plan (python, then two llm steps) and an aggregator that quotes the task
   "scripted-slow"    the same, each llm call sleeping SLOW_SECONDS (to catch a run mid-way)
   "scripted-llm"     three llm steps, no sandbox: the fastest, for load benchmarks
+  "scripted-broken"  fails to load (RuntimeError)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from fakes import ScriptedChatModel, plan_json  # noqa: E402
 
-from hierplan.server.factory import graph_for, options_from  # noqa: E402
+from hierplan.server.factory import make_factory  # noqa: E402
 
 # Each llm step of "scripted-slow" sleeps this long ($HIERPLAN_TEST_SLOW_SECONDS overrides it).
 SLOW_SECONDS = float(os.environ.get("HIERPLAN_TEST_SLOW_SECONDS", "1.5"))
@@ -47,6 +48,8 @@ def _slow(reply: str):
 
 def scripted_model(model_options: dict) -> ScriptedChatModel:
     name = model_options.get("model", "scripted")
+    if name == "scripted-broken":
+        raise RuntimeError("scripted-broken cannot be loaded")
     LOADS.append(name)
     tools = ["llm", "llm", "llm"] if name == "scripted-llm" else ["python", "llm", "llm"]
     step_reply = _slow("step result") if name == "scripted-slow" else "step result"
@@ -58,5 +61,4 @@ def scripted_model(model_options: dict) -> ScriptedChatModel:
     })
 
 
-def make_graph(config):
-    return graph_for(options_from(config), scripted_model)
+make_graph = make_factory(scripted_model)

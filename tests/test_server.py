@@ -169,3 +169,24 @@ def test_hierplan_as_a_remote_graph_node_inside_a_local_graph(server):
     out = app.invoke({"task": TASK}, {"configurable": {"thread_id": str(uuid.uuid4())}})
     assert out["final"].startswith(f"FINAL for [{TASK}]")
     assert out["shouted"] == out["final"].upper()
+
+
+def test_only_a_run_loads_the_model_reads_and_drawings_do_not(server):
+    """An assistant whose model cannot load: its graph drawing and a thread's state and history still work;
+    a run fails with the load error."""
+    async def go():
+        c = client(server)
+        assistant = await c.assistants.create("hierplan", config={"configurable": {"model": "scripted-broken"}},
+                                              name="hierplan-broken")
+        drawing = await c.assistants.get_graph(assistant["assistant_id"])
+        thread = await c.threads.create()
+        result = await c.runs.wait(thread["thread_id"], assistant["assistant_id"], input={"task": TASK},
+                                   raise_error=False)
+        state = await c.threads.get_state(thread["thread_id"])
+        history = await c.threads.get_history(thread["thread_id"])
+        return drawing, result, state, history
+
+    drawing, result, state, history = run(go())
+    assert {"planner", "llm_step", "aggregator"} <= {n["id"] for n in drawing["nodes"]}
+    assert "scripted-broken cannot be loaded" in str(result)
+    assert state["values"] == {} and history == []  # the run failed before its first checkpoint

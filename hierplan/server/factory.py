@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
 from hierplan.config import RECURSION_LIMIT, SamplingConfig
 from hierplan.errors import UsageError
+
+if TYPE_CHECKING:  # the server resolves this annotation itself; hierplan does not need langgraph_sdk to import
+    from langgraph_sdk.runtime import ServerRuntime
 
 DEFAULTS_ENV = "HIERPLAN_SERVER_DEFAULTS"
 
@@ -37,6 +40,9 @@ MODEL_KEYS = ("model", "base_url", "device", "quantize", "max_new_tokens")
 MAX_CACHED_GRAPHS = 64
 
 ModelLoader = Callable[[dict[str, Any]], BaseChatModel]
+# The one access for which the server runs nodes; for the others (state reads, history, drawings, state
+# updates) it only needs the graph's shape.
+EXECUTION = "threads.create_run"
 
 
 
@@ -50,9 +56,16 @@ _models: dict[tuple, BaseChatModel] = {}
 _graphs: dict[tuple, Any] = {}
 
 
-def make_graph(config: RunnableConfig) -> Any:
-    """LangGraph Server's factory (langgraph-api classifies it by signature: one parameter, a config)."""
-    return graph_for(options_from(config), load_local_model)
+def make_factory(load_model: ModelLoader) -> Callable[..., Any]:
+    """A LangGraph Server graph factory over ``load_model`` (tests use one over a scripted model)."""
+
+    def make_graph(config: RunnableConfig, runtime: ServerRuntime) -> Any:
+        """langgraph-api 0.16.7 classifies factories by signature: given a config parameter and one annotated
+        ServerRuntime it passes both. Only a run loads the model; reading a thread, its history or the graph's
+        drawing gets the same graph without one (nodes only call their model when they run)."""
+        return graph_for(options_from(config), load_model if runtime.access_context == EXECUTION else None)
+
+    return make_graph
 
 
 def options_from(config: RunnableConfig | None) -> dict[str, Any]:
@@ -68,13 +81,14 @@ def options_from(config: RunnableConfig | None) -> dict[str, Any]:
     return options
 
 
-def graph_for(options: dict[str, Any], load_model: ModelLoader) -> Any:
-    """The compiled graph for these options, built once; the model for its model options, loaded once."""
+def graph_for(options: dict[str, Any], load_model: ModelLoader | None) -> Any:
+    """The compiled graph for these options, built once; the model for its model options, loaded once.
+    ``load_model=None``: a graph without a model, for access that runs no node."""
     key = (load_model, tuple(sorted(options.items())))
     with _lock:  # one load at a time: two first runs must not load the same model twice
         graph = _graphs.get(key)
         if graph is None:
-            graph = _compile(_model(options, load_model), options)
+            graph = _compile(_model(options, load_model) if load_model else None, options)
             if len(_graphs) >= MAX_CACHED_GRAPHS:
                 _graphs.pop(next(iter(_graphs)))
             _graphs[key] = graph
@@ -101,7 +115,10 @@ def load_local_model(model_options: dict[str, Any]) -> BaseChatModel:
     return load_chat_model(model_options.get("model"), **kwargs)
 
 
-def _compile(model: BaseChatModel, options: dict[str, Any]) -> Any:
+make_graph = make_factory(load_local_model)
+
+
+def _compile(model: BaseChatModel | None, options: dict[str, Any]) -> Any:
     from hierplan.graph.builder import wire
     from hierplan.nodes.planner import default_constraint
 
