@@ -5,8 +5,9 @@ It reads the agent's options from the assistant's (or the run's) ``configurable`
 checkpointer: the server copies in its own (in-memory, or Postgres through langgraph.json's ``checkpointer``).
 
 Loaded models and compiled graphs are cached here, keyed by their options. This module is the server's
-entry point, not a node: the factory is a plain function the server calls with only a config, so the cache
-cannot be passed in and has to live at module level. A second call with the same options reloads nothing.
+entry point, not a node: the server calls the factory with only a config and its runtime, so the cache cannot
+be passed in and has to live at module level. A second call with the same options reloads nothing. Every
+model a client names stays loaded: the server trusts its clients (langgraph dev has no authentication).
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ ModelLoader = Callable[[dict[str, Any]], BaseChatModel]
 EXECUTION = "threads.create_run"
 
 
-
 class OptionError(UsageError, ValueError):
     """A bad ``configurable`` option. Also a ValueError: LangGraph Server shows a ValueError's message to the
     client and hides other exceptions' messages behind "An internal error occurred"."""
@@ -73,7 +73,8 @@ def options_from(config: RunnableConfig | None) -> dict[str, Any]:
     (the server puts its own there: thread_id, graph_id, ...). A wrong type is an OptionError."""
     defaults = json.loads(os.environ.get(DEFAULTS_ENV) or "{}")
     configurable = (config or {}).get("configurable") or {}
-    options = {k: v for k, v in {**defaults, **configurable}.items() if k in OPTION_TYPES and v is not None}
+    given = {k: v for k, v in configurable.items() if k in OPTION_TYPES and v is not None}  # None: not given
+    options = {**{k: v for k, v in defaults.items() if k in OPTION_TYPES}, **given}
     for key, value in options.items():
         # bool is an int in Python: reject True where a number is wanted
         if not isinstance(value, OPTION_TYPES[key]) or (isinstance(value, bool) and bool not in OPTION_TYPES[key]):
