@@ -23,10 +23,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hierplan {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     run_cmd.add_parsers(sub, common)
+    from hierplan.cli import serve_cmd; serve_cmd.add_parser(sub, common)  # noqa: E702 (one line to merge)
     inspect_cmd.add_parsers(sub, common)
     history_cmd.add_parsers(sub, common)
     eval_cmd.add_parser(sub, common)
-    from hierplan.cli import serve_cmd; serve_cmd.add_parser(sub, common)  # noqa: E702 (one line to merge)
     sandbox = sandbox_cmd.add_parser(sub)
     for action in common._actions:  # --db and --debug on every command, as on the others
         sandbox._add_action(action)
