@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hierplan {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     run_cmd.add_parsers(sub, common)
+    from hierplan.cli import serve_cmd; serve_cmd.add_parser(sub, common)  # noqa: E702 (one line to merge)
     inspect_cmd.add_parsers(sub, common)
     history_cmd.add_parsers(sub, common)
     eval_cmd.add_parser(sub)  # its own --db: where tasks keep checkpoints, in memory by default

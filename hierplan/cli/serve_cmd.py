@@ -1,0 +1,74 @@
+"""`hierplan serve`: the agent on LangGraph Server (``langgraph dev``), for the LangGraph SDK, RemoteGraph and
+LangGraph Studio. Needs the ``server`` extra; hierplan/server/ holds the factory and the launch details."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from hierplan.config import state_dir
+
+DEFAULT_PORT = 2024
+
+
+def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "serve", parents=[common], help="serve the agent over LangGraph Server's API (langgraph dev)",
+        description="Serve the agent as graph 'hierplan' on LangGraph Server's local runtime. Without a "
+                    "postgresql:// --db, threads live in memory and are saved to the state directory every "
+                    "~10 s and on a clean stop (docs/server.md says what survives a restart).")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                   help="runs executed at once (default 8)")
+    p.add_argument("--workdir", type=Path, help="where the server keeps langgraph.json and its in-memory store "
+                                                "(default: server/ in the state directory)")
+    p.add_argument("--graph", metavar="MODULE:FACTORY", help="serve another factory instead of "
+                   "hierplan.server:make_graph, e.g. one that calls hierplan.server.factory.graph_for with its "
+                   "own model loader (a file path also works: ./my_graph.py:make_graph)")
+    # Defaults for every run; an assistant's or a run's `configurable` overrides them.
+    # (Declared here until the CLI's shared model options module lands.)
+    p.add_argument("--model", help="HF model id, model folder or .gguf file (default: $HIERPLAN_MODEL or the "
+                                   "embedded SmolLM2-135M-Instruct)")
+    p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available, else cpu")
+    p.add_argument("--quantize", choices=["4bit", "none"], help="default 4bit (see hierplan run --help)")
+    p.add_argument("--max-new-tokens", type=int, help="cap on generated tokens per model call")
+    p.add_argument("--temperature", type=float, help="override every node's temperature (0 = greedy)")
+    p.add_argument("--seed", type=int, help="make runs reproducible")
+    p.add_argument("--no-constrain", action="store_true", default=None,
+                   help="plan without the JSON grammar constraint")
+    p.add_argument("--max-replans", type=int, metavar="N", help="plan revisions after failed steps (default 1)")
+    p.add_argument("--sequential", action="store_true", default=None, help="run one step at a time")
+    p.add_argument("--approve", action="store_true", default=None,
+                   help="every run stops after planning until resumed with Command(resume={'action': ...})")
+    p.set_defaults(func=cmd_serve)
+    return p
+
+
+def server_defaults(args: argparse.Namespace) -> dict:
+    keys = ("model", "device", "quantize", "max_new_tokens", "temperature", "seed", "no_constrain",
+            "max_replans", "sequential", "approve")
+    return {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from hierplan.server.launch import DEFAULT_JOBS, FACTORY, ServeSpec, exec_server, is_postgres_url, prepare, redact
+
+    db = args.db or (os.environ.get("HIERPLAN_DB") if is_postgres_url(os.environ.get("HIERPLAN_DB")) else None)
+    spec = ServeSpec(workdir=args.workdir or state_dir() / "server", host=args.host, port=args.port,
+                     jobs=args.n_jobs or DEFAULT_JOBS, db=db, defaults=server_defaults(args),
+                     graph=_absolute(args.graph) if args.graph else FACTORY)
+    argv, env = prepare(spec)
+    where = f"Postgres {redact(db)}" if db else f"memory, saved to {spec.workdir / '.langgraph_api'}"
+    print(f"hierplan serve: graph 'hierplan' on http://{spec.host}:{spec.port} ({spec.jobs} runs at once; "
+          f"threads in {where})", file=sys.stderr)
+    exec_server(argv, env, spec.workdir)
+    return 0  # not reached: the server replaced this process
+
+
+def _absolute(graph: str) -> str:
+    """A file path is made absolute: the server runs from its work directory."""
+    path, _, name = graph.rpartition(":")
+    return f"{Path(path).resolve()}:{name}" if "/" in path or path.endswith(".py") else graph

@@ -1,0 +1,10 @@
+"""hierplan on LangGraph Server: langgraph.json points at ``hierplan.server:make_graph``.
+
+Light at import time (the server imports this module to find the factory); the model loads on the first run.
+"""
+
+from __future__ import annotations
+
+from hierplan.server.factory import OPTION_KEYS, make_graph
+
+__all__ = ["OPTION_KEYS", "make_graph"]
