@@ -70,3 +70,10 @@ def scripted(options: dict) -> ScriptedChatModel:
         return answer
 
     return ScriptedChatModel(default={n: reply(n) for n in ("planner", "planner_retry", "llm_step", "aggregator")})
+
+
+def missing(options: dict):
+    """A model that cannot be found: every actor fails to start with this user error."""
+    from hierplan.errors import ModelNotFoundError
+
+    raise ModelNotFoundError(f"no model named {options.get('model')!r} here")

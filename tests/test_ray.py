@@ -167,3 +167,16 @@ def test_eval_modules_and_eval_help_do_not_import_ray():
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_model_that_cannot_load_is_one_user_error_and_frees_the_cluster(ray_cluster, tmp_path):
+    from hierplan.errors import ModelNotFoundError
+    from hierplan.eval.distributed import run_eval_on_ray
+
+    with pytest.raises(ModelNotFoundError, match="no model named 'nope' here"):
+        run_eval_on_ray(make_tasks(3), {"model": "nope"}, db=str(tmp_path / "runs.sqlite"), actors=2,
+                        model_factory="ray_models:missing")
+    deadline = time.monotonic() + 30  # its actors are stopped: their CPUs come back for the next evaluation
+    while ray_cluster.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ray_cluster.available_resources().get("CPU", 0) == 2

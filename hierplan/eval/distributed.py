@@ -111,13 +111,19 @@ class EvalWorker:
     """The body of one Ray actor (wrapped by ``ray.remote`` in ``make_actor_class``)."""
 
     def __init__(self, options: dict[str, Any], db: str, model_factory: str | None = None):
-        self.graph = build_actor_graph(options, db, model_factory)
         self.where = {"host": socket.gethostname(), "pid": os.getpid()}
+        self.error: HierplanError | None = None
+        try:
+            self.graph = build_actor_graph(options, db, model_factory)
+        except HierplanError as exc:  # kept for ready(): the driver shows it as the user error it is
+            self.error = exc
 
-    def ready(self) -> dict[str, Any]:
-        return self.where
+    def ready(self) -> HierplanError | None:
+        return self.error
 
     def run(self, task: EvalTask, thread_id: str) -> dict[str, Any]:
+        if self.error is not None:
+            raise self.error
         graph = ResumingGraph(self.graph)
         record = evaluate_task(graph, task, thread_id)
         return {**record, "resumed": graph.resumed, "worker": self.where}
@@ -170,15 +176,19 @@ def run_eval_on_ray(tasks: Iterable[EvalTask], options: dict[str, Any] | None = 
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address or None, runtime_env=runtime_env, log_to_driver=False)
+    pool: list = []
     try:
-        pool = start_actors(ray, options, db, model_factory, actors, len(tasks), log)
+        start_actors(ray, pool, options, db, model_factory, actors, len(tasks), log)
         return drive(ray, pool, tasks, prefix, on_result)
     finally:
+        for actor in pool:  # now, not when the handles are collected: the cluster may be shared
+            ray.kill(actor, no_restart=True)
         if started_here:
             ray.shutdown()
 
 
-def start_actors(ray, options, db, model_factory, actors, n_tasks, log) -> list:
+def start_actors(ray, pool: list, options, db, model_factory, actors, n_tasks, log) -> None:
+    """Fill ``pool`` with ready actors (the caller's list, so the caller can stop them if this fails)."""
     cpus = int(ray.cluster_resources().get("CPU", 0))
     most = max(cpus // ACTOR_CPUS, 1)
     if actors is not None and not 1 <= actors <= most:
@@ -186,15 +196,15 @@ def start_actors(ray, options, db, model_factory, actors, n_tasks, log) -> list:
     count = max(min(actors or most, n_tasks), 1)
     log(f"starting {count} Ray actors (each loads the model once)")
     worker = make_actor_class(ray)
-    pool = [worker.remote(options, db, model_factory) for _ in range(count)]
+    pool.extend(worker.remote(options, db, model_factory) for _ in range(count))
     try:  # a model that cannot load fails here once, with its own message, not once per task
-        ray.get([a.ready.remote() for a in pool])
-    except ray.exceptions.RayError as exc:
-        cause = getattr(exc, "cause", None) or exc
-        if isinstance(cause, HierplanError):
-            raise type(cause)(str(cause)) from exc
-        raise HierplanError(f"a Ray actor could not start: {' '.join(str(cause).split())[:300]}") from exc
-    return pool
+        errors = ray.get([a.ready.remote() for a in pool])
+    except ray.exceptions.RayActorError as exc:  # a bug in __init__: the traceback ends with the error
+        last = [line for line in str(exc).splitlines() if line.strip()][-1].strip()
+        raise HierplanError(f"a Ray actor could not start: {last}") from exc
+    for error in errors:
+        if error is not None:
+            raise error
 
 
 def drive(ray, pool: list, tasks: list[EvalTask], prefix: str,
