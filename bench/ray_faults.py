@@ -111,7 +111,8 @@ def main() -> None:
 
     env = {"PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]), "HF_HUB_OFFLINE": "1"}
     t0 = time.perf_counter()
-    ray.init(num_cpus=args.cpus, runtime_env={"env_vars": env}, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=args.cpus, runtime_env={"env_vars": env}, include_dashboard=False,
+             log_to_driver=False)
     ray_start = time.perf_counter() - t0
     try:
         with tempfile.TemporaryDirectory(prefix="hierplan-ray-bench-") as tmp:

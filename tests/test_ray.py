@@ -35,7 +35,8 @@ def ray_cluster():
         unavailable("ray is not installed (pip install 'hierplan[ray]')")
     # The actor processes import ray_models (tests/) and this checkout of hierplan.
     env = {"PYTHONPATH": os.pathsep.join([str(TESTS), str(REPO)]), "HF_HUB_OFFLINE": "1"}
-    ray.init(num_cpus=2, runtime_env={"env_vars": env}, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, runtime_env={"env_vars": env}, include_dashboard=False,
+             log_to_driver=False)
     try:
         yield ray
     finally:
@@ -180,3 +181,28 @@ def test_a_model_that_cannot_load_is_one_user_error_and_frees_the_cluster(ray_cl
     while ray_cluster.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert ray_cluster.available_resources().get("CPU", 0) == 2
+
+
+@pytest.mark.parametrize("resources, options, actors, n_tasks, expected", [
+    ({"CPU": 4.0}, {}, None, 10, (4, 0)),                  # one actor per CPU by default
+    ({"CPU": 4.0}, {}, None, 2, (2, 0)),                   # never more actors than tasks
+    ({"CPU": 4.0}, {}, 3, 10, (3, 0)),
+    ({"CPU": 16.0, "GPU": 2.0}, {"device": "cuda"}, None, 10, (2, 1)),  # cuda: one GPU per actor
+])
+def test_pool_size(resources, options, actors, n_tasks, expected):
+    from hierplan.eval.distributed import pool_size
+
+    assert pool_size(resources, options, actors, n_tasks) == expected
+
+
+@pytest.mark.parametrize("resources, options, actors, message", [
+    ({"CPU": 2.0}, {}, 3, "--actors 3: the Ray cluster has 2 CPUs, room for 2 actors"),
+    ({"CPU": 2.0}, {}, 0, "--actors 0"),
+    ({"CPU": 8.0}, {"device": "cuda"}, None, "--ray: the Ray cluster has 8 CPUs and 0 GPUs, room for 0 actors"),
+])
+def test_pool_size_that_cannot_fit_is_a_usage_error(resources, options, actors, message):
+    from hierplan.errors import UsageError
+    from hierplan.eval.distributed import pool_size
+
+    with pytest.raises(UsageError, match=message):
+        pool_size(resources, options, actors, 5)

@@ -187,15 +187,27 @@ def run_eval_on_ray(tasks: Iterable[EvalTask], options: dict[str, Any] | None = 
             ray.shutdown()
 
 
+def pool_size(resources: dict[str, float], options: dict[str, Any], actors: int | None,
+              n_tasks: int) -> tuple[int, int]:
+    """(actors to start, GPUs each reserves) on a cluster with these total ``resources``. With
+    ``device: cuda`` every actor reserves a GPU: Ray hides the GPUs from an actor that reserved none."""
+    gpus = 1 if options.get("device") == "cuda" else 0
+    cpus = int(resources.get("CPU", 0))
+    most, room = cpus // ACTOR_CPUS, f"{cpus} CPUs"
+    if gpus:
+        most, room = min(most, int(resources.get("GPU", 0))), f"{cpus} CPUs and {int(resources.get('GPU', 0))} GPUs"
+    if most < 1 or (actors is not None and not 1 <= actors <= most):
+        asked = f"--actors {actors}" if actors is not None else "--ray"
+        raise UsageError(f"{asked}: the Ray cluster has {room}, room for {most} actors "
+                         f"({ACTOR_CPUS} CPU{' and 1 GPU' if gpus else ''} each)")
+    return max(min(actors or most, n_tasks), 1), gpus
+
+
 def start_actors(ray, pool: list, options, db, model_factory, actors, n_tasks, log) -> None:
     """Fill ``pool`` with ready actors (the caller's list, so the caller can stop them if this fails)."""
-    cpus = int(ray.cluster_resources().get("CPU", 0))
-    most = max(cpus // ACTOR_CPUS, 1)
-    if actors is not None and not 1 <= actors <= most:
-        raise UsageError(f"--actors {actors}: the Ray cluster has {cpus} CPUs, room for 1 to {most} actors")
-    count = max(min(actors or most, n_tasks), 1)
+    count, gpus = pool_size(ray.cluster_resources(), options, actors, n_tasks)
     log(f"starting {count} Ray actors (each loads the model once)")
-    worker = make_actor_class(ray)
+    worker = make_actor_class(ray).options(num_gpus=gpus)
     pool.extend(worker.remote(options, db, model_factory) for _ in range(count))
     try:  # a model that cannot load fails here once, with its own message, not once per task
         errors = ray.get([a.ready.remote() for a in pool])
