@@ -127,6 +127,8 @@ def main() -> None:
                 f"{r['duplicated']} | {r['errors']} | {r['correct']}/{args.tasks} | {r['models_built']} |")
 
     k = fault["kill"]
+    command = (f"python bench/ray_faults.py --tasks {args.tasks} --actors {args.actors} --cpus {args.cpus} "
+               f"--kill-task {args.kill_task}")
     body = f"""\
 {args.tasks} evaluation tasks through `run_eval_on_ray` ({args.actors} actors on a local Ray cluster of
 {args.cpus} CPUs, SQLite run database), with the fast scripted model of tests/ray_models.py: each task plans
@@ -134,7 +136,7 @@ def main() -> None:
 Second round: the actor running task {args.kill_task} is killed with SIGKILL while that task blocks in step
 {KILL_STEP}'s model call. **Busy machine** (2 cores shared with other jobs): absolute times are loose.
 
-Command: `python bench/ray_faults.py --tasks {args.tasks} --actors {args.actors} --cpus {args.cpus} --kill-task {args.kill_task}`
+Command: `{command}`
 Machine: {machine_line()}; ray {ray.__version__}; Ray start {ray_start:.1f} s (not in the times below)
 
 | round | wall s | tasks/s | results lines | lost | duplicated | errors | correct | models built |

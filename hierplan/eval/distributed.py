@@ -15,6 +15,7 @@ import importlib
 import os
 import socket
 import time
+import uuid
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -164,15 +165,19 @@ def run_eval_on_ray(tasks: Iterable[EvalTask], options: dict[str, Any] | None = 
                     log: Callable[[str], None] = lambda line: None) -> list[dict[str, Any]]:
     """Evaluate ``tasks`` on a Ray cluster; returns the records in the order the tasks finished.
 
-    ``address``: as ``ray.init`` takes it (None: $RAY_ADDRESS, the local cluster, or a new one); when Ray is
-    already initialised in this process it is used as it is. ``model_factory``: "module:function" importable
-    on every node, called with ``options`` on each actor, returning a chat model (default: hierplan's loader
-    with ``options["model"]``, or $HIERPLAN_MODEL_FACTORY). ``on_result(record, position, total)`` runs in this process as tasks finish.
+    ``db``: the run database every actor opens (a SQLite file on one machine, ``postgresql://`` for
+    several). ``address``: as ``ray.init`` takes it (None: $RAY_ADDRESS, the cluster ``ray start`` started
+    here, or a new local one); a Ray already initialised in this process is used as it is, with
+    ``runtime_env``. ``actors``: default one per cluster CPU, at most one per task. ``model_factory``:
+    "module:function" importable on every node, called with ``options`` on each actor, returning a chat
+    model (default: $HIERPLAN_MODEL_FACTORY, else hierplan's loader with ``options["model"]``).
+    ``thread_prefix``: task N runs in thread ``<prefix>-N``; the same prefix on the same database continues
+    the threads already there. ``on_result(record, position, total)`` runs in this process as tasks finish.
     """
     ray = require_ray()
     tasks, options, db = list(tasks), dict(options or {}), shared_db(db)
     model_factory = model_factory or os.environ.get(MODEL_FACTORY_ENV) or None
-    prefix = thread_prefix or f"eval-{time.strftime('%Y%m%d-%H%M%S')}"
+    prefix = thread_prefix or f"eval-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"  # a new thread per task
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address or None, runtime_env=runtime_env, log_to_driver=False)
