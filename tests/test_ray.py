@@ -206,3 +206,20 @@ def test_pool_size_that_cannot_fit_is_a_usage_error(resources, options, actors, 
 
     with pytest.raises(UsageError, match=message):
         pool_size(resources, options, actors, 5)
+
+
+def test_a_task_replayed_after_it_finished_is_answered_from_its_checkpoint(tmp_path):
+    """An actor can die after its task's last checkpoint but before the driver got the record: the replay
+    must not run the task again (no Ray needed: this is the actor's own logic)."""
+    from hierplan.eval.distributed import EvalWorker
+
+    log = str(tmp_path / "calls.jsonl")
+    options = {"fake": {"log": log}}
+    db = str(tmp_path / "runs.sqlite")
+    [task] = make_tasks(1)
+    first = EvalWorker(options, db, FACTORY).run(task, "t-1")
+    calls = len(read_log(log))
+    again = EvalWorker(options, db, FACTORY).run(task, "t-1")  # another process would open the same db
+    assert len(read_log(log)) == calls + 1  # only the second model_built line: no model call
+    assert (first["resumed"], again["resumed"]) == (False, True)
+    assert again["final"] == first["final"] == "The answer is 1." and again["steps"] == first["steps"] == 3

@@ -88,8 +88,8 @@ def build_actor_graph(options: dict[str, Any], db: str, model_factory: str | Non
 
 class ResumingGraph:
     """What ``evaluate_task`` runs on an actor. It always starts a task from its input; on a thread that
-    already has checkpoints (the same task, replayed after its actor died) this continues the thread
-    instead: ``invoke(None)`` when it stopped mid-way, its saved values when it had already finished."""
+    already has checkpoints (the same task, replayed after its actor died) this calls ``invoke(None)``
+    instead, which continues from the last checkpoint (and returns a finished thread's values as they are)."""
 
     def __init__(self, graph: Any):
         self.graph = graph
@@ -98,11 +98,7 @@ class ResumingGraph:
     def invoke(self, task_input: Any, config: dict[str, Any]) -> Any:
         snapshot = self.graph.get_state(config)
         self.resumed = bool(snapshot.values)
-        if not snapshot.values:
-            return self.graph.invoke(task_input, config)
-        if not snapshot.next:
-            return dict(snapshot.values)
-        return self.graph.invoke(None, config)
+        return self.graph.invoke(None if snapshot.values else task_input, config)
 
     def get_state(self, config: dict[str, Any]) -> Any:
         return self.graph.get_state(config)
