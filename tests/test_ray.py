@@ -5,68 +5,18 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from helpers import cli, one_line_error
-from hierplan.eval.report import ResultsWriter, read_results
-from hierplan.eval.tasks import EvalTask
-from needs import unavailable
+from hierplan.eval.report import read_results
 from ray_models import question, read_log
-
-TESTS = Path(__file__).resolve().parent
-REPO = TESTS.parent
-FACTORY = "ray_models:scripted"
-RUN_TIMEOUT_S = 120
-
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    try:
-        import ray
-    except ImportError:
-        unavailable("ray is not installed (pip install 'hierplan[ray]')")
-    # The actor processes import ray_models (tests/) and this checkout of hierplan.
-    env = {"PYTHONPATH": os.pathsep.join([str(TESTS), str(REPO)]), "HF_HUB_OFFLINE": "1"}
-    ray.init(address="local", num_cpus=2, runtime_env={"env_vars": env}, include_dashboard=False,
-             log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-
-
-def make_tasks(n: int) -> list[EvalTask]:
-    return [EvalTask(i, question(i), None, str(i)) for i in range(1, n + 1)]
-
-
-def evaluate(tmp_path: Path, n: int, fake: dict, **kwargs) -> list[dict]:
-    """run_eval_on_ray with results.jsonl written as the CLI does; returns the file's records."""
-    from hierplan.eval.distributed import run_eval_on_ray
-
-    writer = ResultsWriter(tmp_path / "results.jsonl")
-    try:
-        run_eval_on_ray(make_tasks(n), {"fake": fake}, db=str(tmp_path / "runs.sqlite"), actors=2,
-                        model_factory=FACTORY, thread_prefix="t", on_result=lambda r, *_: writer.write(r),
-                        **kwargs)
-    finally:
-        writer.close()
-    return read_results(tmp_path / "results.jsonl")
-
-
-def assert_each_task_once_and_right(records: list[dict], n: int) -> None:
-    assert sorted(r["index"] for r in records) == list(range(1, n + 1))
-    for r in records:
-        assert r["error"] is None, r
-        assert r["final"] == f"The answer is {r['index']}." and r["correct"] is True
-        assert r["thread_id"] == f"t-{r['index']}"
+from ray_support import (FACTORY, KILLED_TASK, REPO, assert_each_task_once_and_right,  # noqa: F401 - fixture
+                         assert_resumed_not_restarted, evaluate, kill_mid_task, make_tasks, ray_cluster)
 
 
 def test_every_task_once_and_each_actor_builds_its_model_once(ray_cluster, tmp_path):
@@ -82,45 +32,14 @@ def test_every_task_once_and_each_actor_builds_its_model_once(ray_cluster, tmp_p
 
 
 def test_actor_killed_mid_task_resumes_from_its_checkpoint_in_another_process(ray_cluster, tmp_path):
-    log, marker = str(tmp_path / "calls.jsonl"), tmp_path / "paused"
-    pause = {"task": 3, "node": "llm_step", "step": 2, "marker": str(marker), "seconds": 90}
-    out: dict = {}
-
-    def run() -> None:
-        try:
-            out["records"] = evaluate(tmp_path, 6, {"log": log, "pause": pause})
-        except BaseException as exc:  # noqa: BLE001 - reported by the test thread
-            out["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + RUN_TIMEOUT_S
-    while not marker.exists() and time.monotonic() < deadline and thread.is_alive():
-        time.sleep(0.05)
-    assert marker.exists(), out.get("error") or "task 3 never reached its step 2"
-    killed = json.loads(marker.read_text())["pid"]
-    os.kill(killed, signal.SIGKILL)
-    thread.join(RUN_TIMEOUT_S)
-    assert not thread.is_alive() and "error" not in out, out.get("error")
-
-    records = out["records"]
-    assert_each_task_once_and_right(records, 6)  # once each, none lost, none duplicated
-    [third] = [r for r in records if r["index"] == 3]
-    assert third["resumed"] is True and third["worker"]["pid"] != killed
-    assert [r["resumed"] for r in records if r["index"] != 3] == [False] * 5
-
-    # Task 3's model calls across both processes: planning and step 1 ran once (before the kill, in the
-    # killed actor); step 2 ran in the killed actor (where it blocked) and once more in the new one.
-    calls = [(e["node"], e["step"], e["pid"]) for e in read_log(log) if e.get("task") == 3]
-    assert [(node, step) for node, step, _ in calls] == [
-        ("planner", None), ("llm_step", 1), ("llm_step", 2), ("llm_step", 2), ("llm_step", 3), ("aggregator", None)]
-    assert [pid == killed for *_, pid in calls] == [True, True, True, False, False, False]
-    assert len([e for e in read_log(log) if e["event"] == "model_built"]) == 3  # the restarted actor's
+    records, killed, log = kill_mid_task(tmp_path, 6)
+    assert_resumed_not_restarted(records, killed, log, 6)
 
     from hierplan import open_checkpointer
     from hierplan.store import read_checkpoint
 
-    saved = read_checkpoint(open_checkpointer(str(tmp_path / "runs.sqlite")), "t-3", "runs.sqlite")
+    db = str(tmp_path / "runs.sqlite")
+    saved = read_checkpoint(open_checkpointer(db), f"t-{KILLED_TASK}", db)
     assert [r["step_id"] for r in saved["results"]] == [1, 2, 3]
 
 

@@ -76,7 +76,8 @@ def build_actor_graph(options: dict[str, Any], db: str, model_factory: str | Non
     if model_factory:
         model = load_factory(model_factory)(options)
     else:
-        kwargs = {k: options[k] for k in ("device", "quantize", "max_new_tokens") if options.get(k)}
+        # base_url: a model server every actor shares (`--base-url`), instead of one model per actor
+        kwargs = {k: options[k] for k in ("device", "quantize", "max_new_tokens", "base_url") if options.get(k)}
         model = hierplan.models.load_chat_model(options.get("model"), **kwargs)
     sampling = SamplingConfig().with_overrides(temperature=options.get("temperature"),
                                                max_new_tokens=options.get("max_new_tokens"),
