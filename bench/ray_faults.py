@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -37,7 +38,7 @@ KILL_STEP = 2
 WAIT_S = 300
 
 
-def one_round(folder: Path, n: int, actors: int, kill_task: int | None) -> dict:
+def one_round(folder: Path, n: int, actors: int, kill_task: int | None, db: str | None) -> dict:
     folder.mkdir(parents=True)
     log, marker = folder / "calls.jsonl", folder / "paused"
     fake = {"log": str(log)}
@@ -46,12 +47,13 @@ def one_round(folder: Path, n: int, actors: int, kill_task: int | None) -> dict:
                          "seconds": WAIT_S}
     tasks = [EvalTask(i, question(i), None, str(i)) for i in range(1, n + 1)]
     writer = ResultsWriter(folder / "results.jsonl")
+    prefix = f"bench-{folder.name}-{uuid.uuid4().hex[:6]}"  # new threads, even on a database used before
     out: dict = {}
 
     def run() -> None:
         try:
-            run_eval_on_ray(tasks, {"fake": fake}, db=str(folder / "runs.sqlite"), actors=actors,
-                            model_factory="ray_models:scripted", thread_prefix="bench",
+            run_eval_on_ray(tasks, {"fake": fake}, db=db or str(folder / "runs.sqlite"), actors=actors,
+                            model_factory="ray_models:scripted", thread_prefix=prefix,
                             on_result=lambda r, *_: writer.write(r))
         except BaseException as exc:  # noqa: BLE001 - reported below
             out["error"] = exc
@@ -104,6 +106,7 @@ def main() -> None:
     parser.add_argument("--actors", type=int, default=2)
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray cluster")
     parser.add_argument("--kill-task", type=int, default=25)
+    parser.add_argument("--db", help="run database URL (default: a SQLite file per round in a temp dir)")
     parser.add_argument("--no-write", action="store_true", help="do not touch docs/benchmarks.md")
     args = parser.parse_args()
 
@@ -116,8 +119,8 @@ def main() -> None:
     ray_start = time.perf_counter() - t0
     try:
         with tempfile.TemporaryDirectory(prefix="hierplan-ray-bench-") as tmp:
-            base = one_round(Path(tmp) / "undisturbed", args.tasks, args.actors, None)
-            fault = one_round(Path(tmp) / "killed", args.tasks, args.actors, args.kill_task)
+            base = one_round(Path(tmp) / "undisturbed", args.tasks, args.actors, None, args.db)
+            fault = one_round(Path(tmp) / "killed", args.tasks, args.actors, args.kill_task, args.db)
     finally:
         ray.shutdown()
     print(json.dumps({"ray_start_s": ray_start, "undisturbed": base, "killed": fault}, indent=2))
@@ -128,10 +131,11 @@ def main() -> None:
 
     k = fault["kill"]
     command = (f"python bench/ray_faults.py --tasks {args.tasks} --actors {args.actors} --cpus {args.cpus} "
-               f"--kill-task {args.kill_task}")
+               f"--kill-task {args.kill_task}" + (" --db postgresql://USER:PASSWORD@HOST/DB" if args.db else ""))
+    store = "a Postgres" if args.db else "a SQLite"
     body = f"""\
 {args.tasks} evaluation tasks through `run_eval_on_ray` ({args.actors} actors on a local Ray cluster of
-{args.cpus} CPUs, SQLite run database), with the fast scripted model of tests/ray_models.py: each task plans
+{args.cpus} CPUs, {store} run database), with the fast scripted model of tests/ray_models.py: each task plans
 3 LLM steps in sequence and aggregates (5 model calls), so this measures orchestration, not generation.
 Second round: the actor running task {args.kill_task} is killed with SIGKILL while that task blocks in step
 {KILL_STEP}'s model call. **Busy machine** (2 cores shared with other jobs): absolute times are loose.
@@ -153,7 +157,8 @@ Machine: {machine_line()}; ray {ray.__version__}; Ray start {ray_start:.1f} s (n
 - Each round's wall time includes starting its actors (each builds its model once).
 """
     if not args.no_write:
-        write_section("Ray: 50 runs with one actor killed (busy machine)", body)
+        where = "on Postgres" if args.db else "on SQLite"
+        write_section(f"Ray {where}: {args.tasks} runs with one actor killed (busy machine)", body)
 
 
 if __name__ == "__main__":
