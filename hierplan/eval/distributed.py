@@ -54,8 +54,8 @@ def add_ray_options(p) -> None:
                         "host:port or ray://host:port; no ADDRESS: $RAY_ADDRESS, a running local cluster, "
                         "or a new one. Needs --db (postgresql://... when the actors are on several machines)")
     p.add_argument("--actors", type=int, metavar="N",
-                   help=f"with --ray: actors in the pool, each loading the model once "
-                        f"(default: one per {ACTOR_CPUS} cluster CPU, at most one per task)")
+                   help="with --ray: actors in the pool, each loading the model once (default: one per "
+                        "cluster CPU, or per GPU with --device cuda; at most one per task)")
 
 
 def load_factory(path: str) -> Callable[[dict[str, Any]], Any]:
