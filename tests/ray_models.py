@@ -8,7 +8,8 @@ Every actor builds its model with ``scripted(options)``; ``options["fake"]`` say
                "marker": "/tmp/x/paused", "seconds": 60}}  # ... once: write the marker (pid), then sleep
 
 The pause happens once across all processes (the marker file says it already happened), so the task,
-replayed on a restarted actor, runs through.
+replayed on a restarted actor, runs through; with ``"always": true`` it happens on every attempt (the
+marker is rewritten each time, with the new pid).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def scripted(options: dict) -> ScriptedChatModel:
             step = int(step_found.group(1)) if step_found else None
             _append(log, {"event": "call", "task": task, "node": node, "step": step})
             if (pause and pause.get("task") == task and pause.get("node") == node
-                    and pause.get("step") in (None, step) and not os.path.exists(pause["marker"])):
+                    and pause.get("step") in (None, step)
+                    and (pause.get("always") or not os.path.exists(pause["marker"]))):
                 Path(pause["marker"]).write_text(json.dumps({"pid": os.getpid(), "task": task, "step": step,
                                                              "time": time.time()}))
                 time.sleep(pause.get("seconds", 60))

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -15,7 +17,7 @@ import pytest
 from helpers import cli, one_line_error
 from hierplan.eval.report import read_results
 from ray_models import question, read_log
-from ray_support import (FACTORY, KILLED_TASK, REPO, assert_each_task_once_and_right,  # noqa: F401 - fixture
+from ray_support import (FACTORY, KILLED_TASK, REPO, RUN_TIMEOUT_S, assert_each_task_once_and_right,  # noqa: F401
                          assert_resumed_not_restarted, evaluate, kill_mid_task, make_tasks, ray_cluster)
 
 
@@ -142,3 +144,31 @@ def test_a_task_replayed_after_it_finished_is_answered_from_its_checkpoint(tmp_p
     assert len(read_log(log)) == calls + 1  # only the second model_built line: no model call
     assert (first["resumed"], again["resumed"]) == (False, True)
     assert again["final"] == first["final"] == "The answer is 1." and again["steps"] == first["steps"] == 3
+
+
+def test_a_task_that_kills_its_actor_every_time_is_recorded_once_as_failed(ray_cluster, tmp_path):
+    """Ray replays it MAX_TASK_RETRIES times, then gives up: the task is one failed record, the others finish."""
+    from hierplan.eval.distributed import MAX_TASK_RETRIES
+
+    marker = tmp_path / "paused"
+    pause = {"task": 2, "node": "llm_step", "step": 1, "marker": str(marker), "seconds": 90, "always": True}
+    out: dict = {}
+    thread = threading.Thread(target=lambda: out.update(records=evaluate(tmp_path, 4, {"pause": pause})),
+                              daemon=True)
+    thread.start()
+    killed: list[int] = []
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while len(killed) < MAX_TASK_RETRIES + 1 and time.monotonic() < deadline:
+        pid = json.loads(marker.read_text())["pid"] if marker.exists() else None
+        if pid is not None and pid not in killed:
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    thread.join(RUN_TIMEOUT_S)
+    assert len(killed) == MAX_TASK_RETRIES + 1 and not thread.is_alive()
+    records = out["records"]
+    assert sorted(r["index"] for r in records) == [1, 2, 3, 4]
+    [failed] = [r for r in records if r["index"] == 2]
+    assert failed["error"].startswith(f"its Ray actor died {MAX_TASK_RETRIES + 1} times")
+    assert failed["correct"] is False and failed["final"] is None
+    assert all(r["error"] is None and r["correct"] for r in records if r["index"] != 2)
