@@ -39,6 +39,9 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
     add_concurrency_option(p)
     p.add_argument("--json", action="store_true", help="print the totals as one JSON object on stdout")
     add_model_options(p)
+    from hierplan.eval.distributed import add_ray_options  # argparse only: Ray loads when --ray is used
+
+    add_ray_options(p)
     # main() sets argv to the real command line (for the summary); None when the parser is used on its own
     p.set_defaults(func=run, argv=None)
     return p
@@ -50,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
     from hierplan.eval.tasks import load_tasks
     from hierplan.nodes.replanner import MAX_REPLANS
 
+    if getattr(args, "ray", None) is not None:  # before anything is written
+        from hierplan.eval.distributed import check_ray_args
+
+        check_ray_args(args.db)
     tasks = load_tasks(args.tasks, args.limit)
     concurrency = check_concurrency(args.concurrency)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -73,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     # The meta goes down first, so `python -m hierplan.eval DIR` can summarise a killed evaluation.
     (out / "summary.json").write_text(json.dumps({"meta": meta, "summary": None}, indent=2) + "\n",
                                       encoding="utf-8")
-    graph = build_eval_graph(options, args.db)
+    graph = build_eval_graph(options, args.db) if getattr(args, "ray", None) is None else None
     writer = ResultsWriter(out / "results.jsonl")
     records: list[dict[str, Any]] = []
 
@@ -83,7 +90,13 @@ def run(args: argparse.Namespace) -> int:
         log(progress_line(record, position, total))
 
     try:
-        run_eval(graph, tasks, thread_prefix=f"eval-{stamp}", on_result=on_result, concurrency=concurrency)
+        if graph is None:  # --ray: the actors build their own graphs
+            from hierplan.eval.distributed import run_eval_on_ray
+
+            run_eval_on_ray(tasks, options, db=args.db, address=args.ray, actors=args.actors,
+                            thread_prefix=f"eval-{stamp}", on_result=on_result, log=log)
+        else:
+            run_eval(graph, tasks, thread_prefix=f"eval-{stamp}", on_result=on_result, concurrency=concurrency)
     finally:  # Ctrl-C: what finished is already in results.jsonl; summarise it too
         writer.close()
         summary = write_summary(out / "summary.md", records, meta)
