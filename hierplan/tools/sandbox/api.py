@@ -49,7 +49,7 @@ def plan_layers(layers: Iterable[str] | None = None) -> tuple[set[str], dict[str
     unknown = wanted - set(ALL_LAYERS)
     if unknown:
         raise ValueError(f"unknown sandbox layers: {sorted(unknown)}; known: {list(ALL_LAYERS)}")
-    wanted = (wanted | ALWAYS) - (p.disabled - ALWAYS)
+    wanted |= ALWAYS
     use, missing = set(ALWAYS), {}
     for name in ("bwrap", "landlock", "seccomp"):
         if name in wanted:
@@ -58,11 +58,12 @@ def plan_layers(layers: Iterable[str] | None = None) -> tuple[set[str], dict[str
             else:
                 missing[name] = p.reasons[name]
     if "uid" in wanted:
-        if not p.root or "bwrap" in use or p.uid_without_bwrap:
+        if not p.available["uid"]:
+            missing["uid"] = p.reasons["uid"]
+        elif not p.root or "bwrap" in use or p.uid_without_bwrap:
             use.add("uid")
         else:
-            missing["uid"] = p.reasons["uid"] if not p.available["uid"] else (
-                "running as root and the interpreter is only reachable by an unprivileged uid under bwrap")
+            missing["uid"] = "running as root and the interpreter is only reachable by an unprivileged uid under bwrap"
     return use, missing
 
 
