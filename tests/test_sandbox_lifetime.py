@@ -33,9 +33,19 @@ import json, sys
 from concurrent.futures import ThreadPoolExecutor
 from hierplan.tools import SandboxLimits, run_python
 from hierplan.tools.sandbox import reaper
+import os, time
 layers, code, limits = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
 assert run_python("pass", layers=layers).ok
-print(json.dumps({"reaper": reaper.reaper_pid()}), flush=True)
+copy = None
+if sys.argv[4:] == ["fork"]:  # a forked copy of this process that outlives it
+    copy = os.fork()
+    if copy == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        time.sleep(60)
+        os._exit(0)
+print(json.dumps({"reaper": reaper.reaper_pid(), "copy": copy}), flush=True)
 with ThreadPoolExecutor(1) as pool:
     res = pool.submit(run_python, code, layers=layers, limits=SandboxLimits(**limits)).result()
 print(json.dumps(res.model_dump()), flush=True)
@@ -89,14 +99,15 @@ def _survivors(token: str, pgids: set[int], uids: set[int]) -> list[dict]:
     return [p for p in _all() if p["comm"] == token or p["pgid"] in pgids or p["uid"] in uids]
 
 
-def _start_parent(layers, code: str, limits: dict) -> tuple[subprocess.Popen, int]:
+def _start_parent(layers, code: str, limits: dict, *extra: str) -> tuple[subprocess.Popen, dict]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-c", PARENT, json.dumps(layers), code, json.dumps(limits)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", PARENT, json.dumps(layers), code, json.dumps(limits), *extra],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
     if not line:
-        raise AssertionError(f"the parent failed: {proc.communicate(timeout=30)[1][-2000:]}")
-    return proc, json.loads(line)["reaper"]
+        proc.kill()
+        raise AssertionError(f"the parent failed (exit {proc.wait(timeout=30)})")
+    return proc, json.loads(line)
 
 
 def _wait_for_code(token: str, proc: subprocess.Popen, count: int) -> list[dict]:
@@ -112,14 +123,25 @@ def _wait_for_code(token: str, proc: subprocess.Popen, count: int) -> list[dict]
     raise AssertionError(f"the sandboxed code never reached {count} processes")
 
 
-def _kill_parent_and_check(combo: str, body: str, *, processes: int, settle_s: float = 0.0, **limits) -> None:
+def _kill_parent_and_check(combo: str, body: str, *, processes: int, settle_s: float = 0.0,
+                           fork_copy: bool = False, **limits) -> None:
     reason = combo_unavailable(combo) if combo in COMBOS else None
     if reason:
         pytest.skip(reason)
     layers = LIFETIME_COMBOS[combo]
     token = "hp" + uuid.uuid4().hex[:12]
     limits = {"cpu_seconds": 60, "wall_seconds": 120, **limits}
-    proc, reaper_pid = _start_parent(layers, _named(token) + body, limits)
+    proc, started = _start_parent(layers, _named(token) + body, limits, *(["fork"] if fork_copy else []))
+    try:
+        _check_kill(proc, started["reaper"], combo, token, processes, settle_s)
+    finally:
+        if started["copy"]:
+            os.kill(started["copy"], signal.SIGKILL)
+
+
+def _check_kill(proc: subprocess.Popen, reaper_pid: int, combo: str, token: str, processes: int,
+                settle_s: float) -> None:
+    layers = LIFETIME_COMBOS[combo]
     try:
         found = _wait_for_code(token, proc, processes)
         if settle_s:
@@ -154,6 +176,11 @@ def test_sigkill_while_forked_children_run_leaves_nothing(combo):
     _kill_parent_and_check(combo, FORKS, processes=9, max_processes=4096)  # RLIMIT_NPROC may count a user's others
 
 
+def test_a_forked_copy_of_the_parent_does_not_keep_the_reaper_waiting():
+    """The reaper's pipe is closed in forked copies: the parent's death alone is what counts."""
+    _kill_parent_and_check("no-uid", FORKS, processes=9, max_processes=4096, fork_copy=True)
+
+
 @pytest.mark.parametrize("combo", list(LIFETIME_COMBOS))
 def test_sigkill_during_a_fork_bomb_leaves_nothing(combo):
     layers = LIFETIME_COMBOS[combo]
@@ -164,9 +191,10 @@ def test_sigkill_during_a_fork_bomb_leaves_nothing(combo):
 
 
 def test_a_normal_exit_ends_the_reaper_too():
-    proc, reaper_pid = _start_parent(["rlimits", "env"], "print(1)", {})
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    proc, started = _start_parent(["rlimits", "env"], "print(1)", {})
+    reaper_pid = started["reaper"]
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
     assert json.loads(out.splitlines()[-1])["stdout"] == "1\n"
     deadline = time.monotonic() + GONE_WITHIN_S
     while _proc(reaper_pid) and time.monotonic() < deadline:
