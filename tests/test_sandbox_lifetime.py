@@ -124,7 +124,7 @@ def _wait_for_code(token: str, proc: subprocess.Popen, count: int) -> list[dict]
 
 
 def _kill_parent_and_check(combo: str, body: str, *, processes: int, settle_s: float = 0.0,
-                           fork_copy: bool = False, **limits) -> None:
+                           fork_copy: bool = False, kill_reaper: bool = False, **limits) -> None:
     reason = combo_unavailable(combo) if combo in COMBOS else None
     if reason:
         pytest.skip(reason)
@@ -133,20 +133,41 @@ def _kill_parent_and_check(combo: str, body: str, *, processes: int, settle_s: f
     limits = {"cpu_seconds": 60, "wall_seconds": 120, **limits}
     proc, started = _start_parent(layers, _named(token) + body, limits, *(["fork"] if fork_copy else []))
     try:
-        _check_kill(proc, started["reaper"], combo, token, processes, settle_s)
+        _check_kill(proc, started["reaper"], combo, token, processes, settle_s, kill_reaper)
     finally:
         if started["copy"]:
             os.kill(started["copy"], signal.SIGKILL)
 
 
+def _reapers_of(parent: int) -> list[int]:
+    found = []
+    for p in _all():
+        try:
+            cmdline = Path(f"/proc/{p['pid']}/cmdline").read_bytes()
+            ppid = int(Path(f"/proc/{p['pid']}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and reaper.__file__.encode() in cmdline:
+            found.append(p["pid"])
+    return found
+
+
 def _check_kill(proc: subprocess.Popen, reaper_pid: int, combo: str, token: str, processes: int,
-                settle_s: float) -> None:
+                settle_s: float, kill_reaper: bool = False) -> None:
     layers = LIFETIME_COMBOS[combo]
     try:
         found = _wait_for_code(token, proc, processes)
         if settle_s:
             time.sleep(settle_s)
             found += [p for p in _all() if p["comm"] == token]
+        if kill_reaper:
+            os.kill(reaper_pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while not (set(_reapers_of(proc.pid)) - {reaper_pid}) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            replaced = set(_reapers_of(proc.pid)) - {reaper_pid}
+            assert replaced, "the killed reaper was not replaced while the run went on"
+            reaper_pid = replaced.pop()
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
@@ -179,6 +200,12 @@ def test_sigkill_while_forked_children_run_leaves_nothing(combo):
 def test_a_forked_copy_of_the_parent_does_not_keep_the_reaper_waiting():
     """The reaper's pipe is closed in forked copies: the parent's death alone is what counts."""
     _kill_parent_and_check("no-uid", FORKS, processes=9, max_processes=4096, fork_copy=True)
+
+
+def test_a_killed_reaper_is_replaced_while_the_run_goes_on():
+    """Whoever kills the reaper (the code itself, where it runs under hierplan's own uid) gains nothing:
+    the next poll of the run starts a new one that knows the run."""
+    _kill_parent_and_check("no-uid", FORKS, processes=9, max_processes=4096, kill_reaper=True)
 
 
 @pytest.mark.parametrize("combo", list(LIFETIME_COMBOS))

@@ -44,6 +44,7 @@ class _Client:
         self.lock = threading.Lock()
         self.proc = None
         self.wfd: int | None = None
+        self.live: dict[tuple[int, int], int] = {}  # replayed to a new reaper if the old one died
 
     def _start(self) -> None:
         import subprocess
@@ -60,20 +61,42 @@ class _Client:
         finally:
             os.close(r)
         self.wfd = w
+        for (pgid, uid), n in self.live.items():
+            os.write(w, b"+ %d %d\n" % (pgid, uid) * n)
 
-    def _send(self, line: bytes) -> None:
+    def _alive(self) -> bool:
+        return self.wfd is not None and self.proc.poll() is None
+
+    def update(self, pgid: int, uid: int | None, delta: int) -> None:
+        key = (pgid, -1 if uid is None else uid)
+        line = b"%s %d %d\n" % (b"+" if delta > 0 else b"-", *key)
         with self.lock:
+            count = self.live.get(key, 0) + delta
+            if count > 0:
+                self.live[key] = count
+            else:
+                self.live.pop(key, None)
+            if delta < 0 and not self._alive():
+                self._close()
+                return  # nothing to tell a reaper that is gone; no need to start one for this
             for attempt in (0, 1):
-                if self.wfd is None or self.proc.poll() is not None:
+                if not self._alive():
                     self._close()
-                    self._start()
+                    self._start()  # replays self.live, which already holds this change
+                    return
                 try:
-                    os.write(self.wfd, line)  # < PIPE_BUF: atomic, whatever other threads write
+                    os.write(self.wfd, line)  # < PIPE_BUF: atomic
                     return
                 except BrokenPipeError:
                     if attempt:
                         raise
                     self._close()
+
+    def ensure(self) -> None:
+        with self.lock:
+            if self.live and not self._alive():
+                self._close()
+                self._start()
 
     def _close(self) -> None:
         if self.wfd is not None:
@@ -89,6 +112,7 @@ class _Client:
         self.lock = threading.Lock()
         self._close()
         self.proc = None
+        self.live = {}
 
 
 _client = _Client()
@@ -97,14 +121,19 @@ os.register_at_fork(after_in_child=_client.after_fork_in_child)
 
 def register(pgid: int, uid: int | None) -> None:
     """From now until :func:`unregister`, the group ``pgid`` (and ``uid``'s processes) die with hierplan."""
-    _client._send(b"+ %d %d\n" % (pgid, -1 if uid is None else uid))
+    _client.update(pgid, uid, +1)
 
 
 def unregister(pgid: int, uid: int | None) -> None:
     try:
-        _client._send(b"- %d %d\n" % (pgid, -1 if uid is None else uid))
+        _client.update(pgid, uid, -1)
     except OSError:
-        pass  # no reaper to tell: nothing would be killed for this run anyway
+        pass  # the reaper is gone and this run is over: nothing left for it to kill
+
+
+def ensure_running() -> None:
+    """Restart a reaper that died (killed by someone) while runs are registered; cheap when it lives."""
+    _client.ensure()
 
 
 def reaper_pid() -> int | None:

@@ -121,6 +121,7 @@ def execute(argv: list[str], *, env: dict[str, str], cwd: str, limits: SandboxLi
         sel.register(f.fileno(), selectors.EVENT_READ)
     try:
         while sel.get_map():
+            reaper.ensure_running()  # a waitpid(WNOHANG): replaced within one poll if something killed it
             now = time.monotonic()
             if drain_until is None and proc.poll() is not None:
                 _killpg(pgid)  # orphans left in the group
