@@ -115,7 +115,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
     before = saved_values(db, run_id)
     assert [r["step_id"] for r in before.get("results") or []] == saved_before
     assert [e["step_id"] for e in first if e["event"] == "step_finished"] == saved_before
-    if point == "python_step_sandbox":  # the sandboxed program died with the run (bwrap --die-with-parent)
+    if point == "python_step_sandbox":  # the sandboxed program died with the run (parent-death signal, reaper)
         deadline = time.monotonic() + 5
         while live_processes_named(token) and time.monotonic() < deadline:
             time.sleep(0.05)

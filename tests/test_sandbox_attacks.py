@@ -47,16 +47,23 @@ class Sandbox:
             pytest.skip(f"combination {self.name} ({sorted(have)}) does not promise {what}")
 
 
+def combo_unavailable(name: str) -> str | None:
+    """Why this machine cannot run the combination ``name`` (None: it can). Also used by other sandbox tests."""
+    p = probe()
+    if name == "full" and not p.available["bwrap"]:
+        return f"bwrap layer unavailable: {p.reasons['bwrap']}"
+    if name == "landlock+seccomp" and not (p.available["landlock"] and p.available["seccomp"]):
+        return f"landlock/seccomp unavailable: {p.reasons['landlock']}; {p.reasons['seccomp']}"
+    return None
+
+
 @pytest.fixture(params=list(COMBOS))
 def sbx(request):
     name = request.param
-    layers = COMBOS[name]
-    p = probe()
-    if name == "full" and not p.available["bwrap"]:
-        pytest.skip(f"bwrap layer unavailable: {p.reasons['bwrap']}")
-    if name == "landlock+seccomp" and not (p.available["landlock"] and p.available["seccomp"]):
-        pytest.skip(f"landlock/seccomp unavailable: {p.reasons['landlock']}; {p.reasons['seccomp']}")
-    return Sandbox(name, layers)
+    reason = combo_unavailable(name)
+    if reason:
+        pytest.skip(reason)
+    return Sandbox(name, COMBOS[name])
 
 
 def _launcher_processes() -> list[int]:

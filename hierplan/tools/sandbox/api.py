@@ -49,7 +49,7 @@ def plan_layers(layers: Iterable[str] | None = None) -> tuple[set[str], dict[str
     unknown = wanted - set(ALL_LAYERS)
     if unknown:
         raise ValueError(f"unknown sandbox layers: {sorted(unknown)}; known: {list(ALL_LAYERS)}")
-    wanted = (wanted | ALWAYS) - (p.disabled - ALWAYS)
+    wanted |= ALWAYS
     use, missing = set(ALWAYS), {}
     for name in ("bwrap", "landlock", "seccomp"):
         if name in wanted:
@@ -58,11 +58,12 @@ def plan_layers(layers: Iterable[str] | None = None) -> tuple[set[str], dict[str
             else:
                 missing[name] = p.reasons[name]
     if "uid" in wanted:
-        if not p.root or "bwrap" in use or p.uid_without_bwrap:
+        if not p.available["uid"]:
+            missing["uid"] = p.reasons["uid"]
+        elif not p.root or "bwrap" in use or p.uid_without_bwrap:
             use.add("uid")
         else:
-            missing["uid"] = p.reasons["uid"] if not p.available["uid"] else (
-                "running as root and the interpreter is only reachable by an unprivileged uid under bwrap")
+            missing["uid"] = "running as root and the interpreter is only reachable by an unprivileged uid under bwrap"
     return use, missing
 
 
@@ -156,6 +157,8 @@ def _run(code: str, limits: SandboxLimits, files: dict[str, str | bytes], use: s
             "setuid": [uid, uid] if uid is not None else None,
             "landlock": {"read": read_paths(layout), "write": [scratch, "/dev/null"]} if "landlock" in use else None,
             "seccomp": {"allow_unix_sockets": use_bwrap} if "seccomp" in use else None,
+            # the launcher's expected parent; under bwrap it is bwrap's init, whose --die-with-parent covers it
+            "parent_pid": None if use_bwrap else os.getpid(),
         }
         with open(os.path.join(staging, "config.bin"), "wb") as f:
             marshal.dump(cfg, f)
@@ -167,10 +170,10 @@ def _run(code: str, limits: SandboxLimits, files: dict[str, str | bytes], use: s
         cmd = [layout.executable, "-I", "-S", LAUNCHER, os.path.join(inner_staging, "config.bin")]
         argv = bw.build_args(p.bwrap_path, layout, root=p.root, scratch_bytes=limits.scratch_bytes,
                              staging=staging, command=cmd) if use_bwrap else cmd
+        # Under bwrap the pid namespace ends with the run; without it the uid is swept (also when
+        # execute raises). Either way the reaper kills both if hierplan dies during the run.
         raw = runner.execute(argv, env=runner.child_env(scratch), cwd=scratch if host_scratch else "/",
-                             limits=limits)
-        if uid is not None and not use_bwrap:
-            runner.sweep_uid(uid)
+                             limits=limits, uid=uid, sweep=not use_bwrap)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         if host_scratch:

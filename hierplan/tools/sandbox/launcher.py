@@ -1,9 +1,17 @@
 """Runs inside the sandboxed child, before the user's code: applies the in-process layers.
 
-Started as ``python -I -S launcher.py CONFIG``. Standard library only (it cannot import
-hierplan). Order: rlimits, uid drop, scratch files, Landlock, seccomp, then ``exec`` of the
-code in a fresh ``__main__`` namespace, so every restriction is in force before any user byte
-runs (``import ctypes`` in user code then meets the filters already installed).
+Started as ``python -I -S launcher.py CONFIG START_FD``. Standard library only (it cannot import
+hierplan). Order: rlimits, uid drop, parent-death signal, scratch files, Landlock, seccomp, the
+start byte, then ``exec`` of the code in a fresh ``__main__`` namespace, so every restriction is
+in force before any user byte runs (``import ctypes`` in user code then meets the filters
+already installed).
+
+Dying with the run: ``PR_SET_PDEATHSIG`` (SIGKILL) is set after the uid drop (a credential
+change clears it), then ``getppid()`` is compared with hierplan's pid: if hierplan died before
+the signal was armed, nobody would send it. The code starts only once hierplan has written one
+byte to START_FD, which it does after registering this process group with its reaper
+(reaper.py): what the code forks is then killed by the reaper if hierplan dies. EOF instead of
+the byte means hierplan died first.
 """
 
 import marshal
@@ -13,6 +21,9 @@ import sys
 
 SETUP_FAILED = 125
 MARKER = "hierplan-sandbox-setup-failed: "
+PR_SET_PDEATHSIG = 1
+SIGKILL = 9
+START = b"g"
 
 
 def _load(lib_dir, name):
@@ -25,6 +36,25 @@ def _load(lib_dir, name):
     finally:
         sys.path.remove(lib_dir)
         sys.path_importer_cache.pop(lib_dir, None)
+
+
+def _die_with_parent(parent_pid):
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    # Under bwrap the parent is bwrap's own init (its --die-with-parent covers this step); else hierplan.
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(SETUP_FAILED)  # hierplan died before the signal was armed: nobody is waiting
+
+
+def _wait_for_start(fd):
+    try:
+        byte = os.read(fd, 1)
+    finally:
+        os.close(fd)
+    if byte != START:  # EOF: hierplan died (or failed) before registering this run with its reaper
+        raise OSError("hierplan went away before the code could start")
 
 
 def _setup(cfg):
@@ -43,6 +73,7 @@ def _setup(cfg):
         os.setuid(uid)
         if os.getuid() != uid or os.geteuid() != uid:
             raise OSError("uid drop did not take effect")
+    _die_with_parent(cfg.get("parent_pid"))
     os.chdir(cfg["scratch"])
     src = cfg.get("copy_files_from")
     if src:
@@ -65,6 +96,7 @@ def main():
         with open(sys.argv[1], "rb") as f:
             cfg = marshal.load(f)  # marshal: no import cost, unlike json (re, enum, ...)
         code = _setup(cfg)
+        _wait_for_start(int(sys.argv[2]))
     except BaseException as exc:  # noqa: BLE001 - any setup failure aborts before user code
         sys.stderr.write(MARKER + f"{type(exc).__name__}: {exc}\n")
         sys.stderr.flush()

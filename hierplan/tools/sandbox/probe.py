@@ -11,7 +11,8 @@ from . import bwrap as bw
 from . import landlock, seccomp
 from .pyenv import python_layout, world_reachable
 
-#: Comma-separated layers to switch off for this process (debugging; never needed normally).
+#: Comma-separated layers to switch off for this process: they are reported as unavailable, as on a
+#: machine without them (debugging, and testing that case; never needed normally).
 DISABLE_ENV = "HIERPLAN_SANDBOX_DISABLE"
 
 
@@ -83,4 +84,7 @@ def probe() -> Probe:
         why["uid"] = (f"running as root and {layout.executable} is not reachable by an unprivileged uid "
                       "(a parent directory lacks o+x) and bwrap is unavailable to remount it")
     disabled = frozenset(x.strip() for x in os.environ.get(DISABLE_ENV, "").split(",") if x.strip())
-    return Probe(avail, why, root, root and direct, abi, path, disabled)
+    for name in disabled & (set(avail) - {"rlimits", "env"}):
+        # Exactly what a machine without the layer looks like (tests can check that case here).
+        avail[name], why[name] = False, f"disabled by {DISABLE_ENV}"
+    return Probe(avail, why, root, root and direct and "uid" not in disabled, abi, path, disabled)

@@ -11,6 +11,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+from . import reaper
+from .launcher import START
 from .limits import SandboxLimits
 
 #: Environment of the child: nothing of the agent's own environment is passed on.
@@ -51,31 +53,19 @@ def _killpg(pgid: int) -> None:
         pass
 
 
-def uid_processes(uid: int) -> list[int]:
-    out = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                if os.stat(f"/proc/{name}").st_uid == uid:
-                    out.append(int(name))
-            except OSError:
-                pass
-    return out
-
-
 def sweep_uid(uid: int) -> None:
     """Kill every process left under the per-run ``uid`` (escaped its group, e.g. via setsid).
 
     ``kill -9 -1`` run *as that uid* reaches all of them atomically, even ones forking."""
     kill = shutil.which("kill")
     for _ in range(5):
-        if not uid_processes(uid):
+        if not reaper.uid_pids(uid):
             return
         if kill:
             subprocess.run([kill, "-9", "-1"], user=uid, group=uid, extra_groups=[], env={},
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         else:  # pragma: no cover
-            for pid in uid_processes(uid):
+            for pid in reaper.uid_pids(uid):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
@@ -83,11 +73,41 @@ def sweep_uid(uid: int) -> None:
         time.sleep(0.02)
 
 
-def execute(argv: list[str], *, env: dict[str, str], cwd: str, limits: SandboxLimits) -> Raw:
-    """Run ``argv`` in a new session; read stdout/stderr together until EOF, the cap or the timeout."""
+def _spawn(argv: list[str], env: dict[str, str], cwd: str, uid: int | None) -> subprocess.Popen:
+    """Start the launcher and let its code run only once the run is registered with the reaper.
+
+    The read end of a pipe is appended to ``argv`` (the launcher's START_FD); one byte on it
+    starts the code, EOF (hierplan died first) aborts it."""
+    r, w = os.pipe()
+    try:
+        try:
+            proc = subprocess.Popen([*argv, str(r)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env, cwd=cwd, close_fds=True, pass_fds=(r,),
+                                    start_new_session=True)
+        finally:
+            os.close(r)
+        try:
+            reaper.register(proc.pid, uid)
+        except BaseException:
+            _killpg(proc.pid)
+            proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
+            raise
+        os.write(w, START)
+    finally:
+        os.close(w)
+    return proc
+
+
+def execute(argv: list[str], *, env: dict[str, str], cwd: str, limits: SandboxLimits,
+            uid: int | None = None, sweep: bool = False) -> Raw:
+    """Run ``argv`` in a new session; read stdout/stderr together until EOF, the cap or the timeout.
+
+    Until the group is killed (and, with ``sweep``, every process of ``uid``), the reaper holds it:
+    if hierplan dies meanwhile, the reaper kills them."""
     start = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, cwd=cwd, close_fds=True, start_new_session=True)
+    proc = _spawn(argv, env, cwd, uid)
     pgid = proc.pid
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     bufs = {out_fd: bytearray(), err_fd: bytearray()}
@@ -101,6 +121,7 @@ def execute(argv: list[str], *, env: dict[str, str], cwd: str, limits: SandboxLi
         sel.register(f.fileno(), selectors.EVENT_READ)
     try:
         while sel.get_map():
+            reaper.ensure_running()  # a waitpid(WNOHANG): replaced within one poll if something killed it
             now = time.monotonic()
             if drain_until is None and proc.poll() is not None:
                 _killpg(pgid)  # orphans left in the group
@@ -141,6 +162,9 @@ def execute(argv: list[str], *, env: dict[str, str], cwd: str, limits: SandboxLi
         if proc.returncode is None:
             proc.kill()
             proc.wait()
+        if sweep and uid is not None:
+            sweep_uid(uid)
+        reaper.unregister(pgid, uid)
     return Raw(rc, bytes(bufs[out_fd]), bytes(bufs[err_fd]), timed_out, truncated, killed,
                time.monotonic() - start)
 

@@ -45,8 +45,6 @@ def sandbox_status() -> SandboxStatus:
     layers = []
     for name in ALL_LAYERS:
         reason = missing.get(name) or p.reasons.get(name)
-        if name in p.disabled and name not in use:
-            reason = f"disabled by HIERPLAN_SANDBOX_DISABLE; {reason or ''}".rstrip("; ")
         layers.append(LayerStatus(name=name, available=p.available[name], active=name in use,
                                   reason=reason, description=DESCRIPTIONS[name]))
     from .result import level_of
