@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from hierplan.cli.options import add_model_options, given_options
 from hierplan.config import state_dir
 
 DEFAULT_PORT = 2024
@@ -28,29 +29,17 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--graph", metavar="MODULE:FACTORY", help="serve another factory instead of "
                    "hierplan.server:make_graph, e.g. one that calls hierplan.server.factory.graph_for with its "
                    "own model loader (a file path also works: ./my_graph.py:make_graph)")
-    # Defaults for every run; an assistant's or a run's `configurable` overrides them.
-    # (Declared here until the CLI's shared model options module lands.)
-    p.add_argument("--model", help="HF model id, model folder or .gguf file (default: $HIERPLAN_MODEL or the "
-                                   "embedded SmolLM2-135M-Instruct)")
-    p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available, else cpu")
-    p.add_argument("--quantize", choices=["4bit", "none"], help="default 4bit (see hierplan run --help)")
-    p.add_argument("--max-new-tokens", type=int, help="cap on generated tokens per model call")
-    p.add_argument("--temperature", type=float, help="override every node's temperature (0 = greedy)")
-    p.add_argument("--seed", type=int, help="make runs reproducible")
-    p.add_argument("--no-constrain", action="store_true", default=None,
-                   help="plan without the JSON grammar constraint")
-    p.add_argument("--max-replans", type=int, metavar="N", help="plan revisions after failed steps (default 1)")
-    p.add_argument("--sequential", action="store_true", default=None, help="run one step at a time")
-    p.add_argument("--approve", action="store_true", default=None,
+    # Defaults for every run (the options `run` takes); an assistant's or a run's `configurable` overrides them.
+    add_model_options(p)
+    p.add_argument("--approve", action="store_true",
                    help="every run stops after planning until resumed with Command(resume={'action': ...})")
     p.set_defaults(func=cmd_serve)
     return p
 
 
 def server_defaults(args: argparse.Namespace) -> dict:
-    keys = ("model", "device", "quantize", "max_new_tokens", "temperature", "seed", "no_constrain",
-            "max_replans", "sequential", "approve")
-    return {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    """The options given on the command line (those left off are no defaults)."""
+    return {**given_options(args), **({"approve": True} if args.approve else {})}
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
