@@ -53,10 +53,9 @@ def run(args: argparse.Namespace) -> int:
     from hierplan.eval.tasks import load_tasks
     from hierplan.nodes.replanner import MAX_REPLANS
 
-    if getattr(args, "ray", None) is not None:  # before anything is written
-        from hierplan.eval.distributed import check_ray_args
+    from hierplan.eval.distributed import check_ray_args  # imports no Ray
 
-        check_ray_args(args.db)
+    check_ray_args(args.ray, args.actors, args.db)  # before anything is written
     tasks = load_tasks(args.tasks, args.limit)
     concurrency = check_concurrency(args.concurrency)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -73,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         **({"model server": options["base_url"]} if options.get("base_url") else {}),
         "max replans": MAX_REPLANS if options.get("max_replans") is None else options["max_replans"],
         "concurrency": concurrency,
+        **ray_meta(args.ray, args.actors),
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
     }
@@ -119,6 +119,14 @@ def build_eval_graph(options: dict[str, Any], db: str | None) -> Any:
 
         checkpointer = open_checkpointer(db)
     return build(options, checkpointer)
+
+
+def ray_meta(address: str | None, actors: int | None) -> dict[str, Any]:
+    """What the summary says of --ray: the address and actors as given (no --ray: nothing)."""
+    if address is None:
+        return {}
+    return {"ray": address or "default ($RAY_ADDRESS, a running local cluster, or a new one)",
+            "actors": actors if actors is not None else "default (one per CPU, or per GPU; at most one per task)"}
 
 
 def log(line: str) -> None:
