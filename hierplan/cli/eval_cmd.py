@@ -35,7 +35,8 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
     p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N tasks only")
     p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<timestamp>)")
     if parent is None:
-        add_common_options(p, db_help="keep each task's checkpoints in this database (default: in memory)")
+        add_common_options(p, db_help="keep each task's checkpoints in this database: a SQLite file PATH or a "
+                                     "postgresql:// URL (default: in memory)")
     add_concurrency_option(p)
     p.add_argument("--json", action="store_true", help="print the totals as one JSON object on stdout")
     add_model_options(p)

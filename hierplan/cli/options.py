@@ -26,13 +26,13 @@ LOAD_KEYS = ("model", "base_url", "device", "quantize", "max_new_tokens")
 DEFAULT_CONCURRENCY = 1
 
 
-RUN_DB_HELP = ("run database (default: $HIERPLAN_DB or runs.sqlite in the state directory; "
-               "':memory:' for none)")
+RUN_DB_HELP = ("run database: a SQLite file PATH or a postgresql:// URL (default: $HIERPLAN_DB or runs.sqlite "
+               "in the state directory; ':memory:' for none)")
 
 
 def add_common_options(p: argparse.ArgumentParser, db_help: str = RUN_DB_HELP) -> None:
     """--db and --debug, on every command."""
-    p.add_argument("--db", metavar="PATH", help=db_help)
+    p.add_argument("--db", metavar="PATH|URL", help=db_help)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
