@@ -43,14 +43,15 @@ def server_defaults(args: argparse.Namespace) -> dict:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from hierplan.server.launch import DEFAULT_JOBS, FACTORY, ServeSpec, exec_server, is_postgres_url, prepare, redact
+    from hierplan.server.launch import DEFAULT_JOBS, FACTORY, ServeSpec, exec_server, prepare
+    from hierplan.store import display_name, is_postgres
 
-    db = args.db or (os.environ.get("HIERPLAN_DB") if is_postgres_url(os.environ.get("HIERPLAN_DB")) else None)
+    db = args.db or (os.environ.get("HIERPLAN_DB") if is_postgres(os.environ.get("HIERPLAN_DB")) else None)
     spec = ServeSpec(workdir=args.workdir or state_dir() / "server", host=args.host, port=args.port,
                      jobs=args.n_jobs or DEFAULT_JOBS, db=db, defaults=server_defaults(args),
                      graph=_absolute(args.graph) if args.graph else FACTORY)
     argv, env = prepare(spec)
-    where = f"Postgres {redact(db)}" if db else f"memory, saved to {spec.workdir / '.langgraph_api'}"
+    where = f"Postgres {display_name(db)}" if db else f"memory, saved to {spec.workdir / '.langgraph_api'}"
     print(f"hierplan serve: graph 'hierplan' on http://{spec.host}:{spec.port} ({spec.jobs} runs at once; "
           f"threads in {where})", file=sys.stderr)
     exec_server(argv, env, spec.workdir)
