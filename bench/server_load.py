@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from report import machine_line, write_section  # noqa: E402
 from server_fixtures import start_server  # noqa: E402
-from server_postgres import missing as pg_missing  # noqa: E402
-from server_postgres import postgres_cluster  # noqa: E402
+from pg_cluster import missing as pg_missing  # noqa: E402
+from pg_cluster import running_cluster  # noqa: E402
 
 TITLE = "LangGraph Server under load (Postgres)"
 SLOW_RUNS = 16
@@ -117,7 +117,8 @@ def main() -> None:
     tag = uuid.uuid4().hex[:6]
     tasks = [f"load task {i:03d}-{tag}" for i in range(args.runs)]
     load_before = os.getloadavg()[0]
-    with postgres_cluster() as db, tempfile.TemporaryDirectory(prefix="hierplan-load-") as work:
+    with running_cluster() as cluster, tempfile.TemporaryDirectory(prefix="hierplan-load-") as work:
+        db = cluster.url()
         server = start_server(Path(work), db=db, model=args.model, jobs=args.jobs)
         try:
             start = time.perf_counter()

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from server_fixtures import start_server  # noqa: E402
-from server_postgres import postgres_cluster  # noqa: E402
+from pg_cluster import missing as pg_missing  # noqa: E402
+from pg_cluster import running_cluster  # noqa: E402
 
 # The dev runtime pickles its store every 10 s (langgraph_runtime_inmem._persistence._flush_interval).
 AFTER_A_FLUSH_S = 12
@@ -87,7 +88,10 @@ def main() -> None:
     os.environ["HIERPLAN_TEST_SLOW_SECONDS"] = str(args.slow_seconds)
     hows = ["clean stop (SIGTERM)", "kill -9 within 1 s", f"kill -9 {AFTER_A_FLUSH_S} s after", "kill -9 mid-run"]
     print("| stopped by | in-memory store | Postgres --db |\n| --- | --- | --- |")
-    with postgres_cluster() as url:
+    if reason := pg_missing():
+        raise SystemExit(f"server_restart: {reason}")
+    with running_cluster() as cluster:
+        url = cluster.url()
         for how in hows:
             cells = [scenario(db, how) for db in (None, url)]
             print(f"| {how} | {cells[0]} | {cells[1]} |", flush=True)

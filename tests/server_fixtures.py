@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from pg_cluster import free_port  # one copy of it for every test server (stdlib only, no Postgres needed)
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_GRAPH = f"{Path(__file__).resolve().parent / 'server_graph.py'}:make_graph"
@@ -31,12 +32,6 @@ def missing() -> str | None:
         if importlib.util.find_spec(module) is None:
             return f"{package} is not installed (pip install 'hierplan[server]')"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -207,11 +207,11 @@ def test_an_unusable_url_is_a_usage_error(tmp_path, monkeypatch, db, message):
 ])
 def test_display_name_masks_every_password_form(url, shown, secret):
     from hierplan.store import display_name
-    from hierplan.store.postgres import _redact
+    from hierplan.store.postgres import redact
 
     assert display_name(url) == shown
     if secret:  # an error text that quotes the password (decoded) or the URL loses both
-        text = _redact(f"failed for {url}: password {secret!r} rejected", url)
+        text = redact(f"failed for {url}: password {secret!r} rejected", url)
         assert secret not in text and shown in text
 
 

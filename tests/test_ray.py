@@ -57,6 +57,18 @@ def test_cli_eval_with_ray_writes_every_task_once(ray_cluster, tmp_path, monkeyp
     records = read_results(tmp_path / "out" / "results.jsonl")
     assert sorted(r["index"] for r in records) == [1, 2, 3, 4]
     assert len({r["worker"]["pid"] for r in records}) == 2
+    meta = json.loads((tmp_path / "out" / "summary.json").read_text())["meta"]
+    assert meta["actors"] == 2 and meta["ray"].startswith("default")
+    assert "- actors: 2" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_cli_actors_without_ray_is_a_usage_error_before_anything_is_written(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"question": "q", "answer": "1"}) + "\n")
+    code, _, err = cli("eval", str(tasks), "--actors", "2", "--out", str(tmp_path / "out"))
+    assert code == 2
+    one_line_error(err, "--actors goes with --ray")
+    assert not (tmp_path / "out").exists()
 
 
 def test_cli_ray_needs_a_shared_database(tmp_path):

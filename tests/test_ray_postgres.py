@@ -4,14 +4,9 @@ checkpoints in Postgres."""
 
 from __future__ import annotations
 
-import pytest
-
+from pg import pg_cluster, pg_url  # noqa: F401 - fixtures
 from ray_support import (KILLED_TASK, assert_resumed_not_restarted, kill_mid_task,  # noqa: F401 - fixture
                          ray_cluster)
-
-pytest.importorskip("pg", reason="tests/pg.py (the Postgres fixtures) is not in this checkout")
-
-from pg import pg_cluster, pg_url  # noqa: E402,F401 - fixtures
 
 
 def test_actor_killed_mid_task_resumes_from_its_postgres_checkpoint(ray_cluster, pg_url, tmp_path):

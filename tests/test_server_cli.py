@@ -55,3 +55,20 @@ def test_serve_refuses_a_port_in_use_instead_of_moving_silently(capsys):
         assert main(["serve", "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_serve_takes_the_run_options_and_passes_only_those_given_as_defaults():
+    from hierplan.cli.main import build_parser
+    from hierplan.cli.serve_cmd import server_defaults
+
+    args = build_parser().parse_args(["serve", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                                      "--temperature", "0", "--max-replans", "0", "--sequential", "--approve"])
+    assert server_defaults(args) == {"model": "m", "base_url": "http://127.0.0.1:9/v1", "temperature": 0,
+                                     "max_replans": 0, "sequential": True, "approve": True}
+    assert server_defaults(build_parser().parse_args(["serve"])) == {}
+
+
+def test_serve_refuses_a_base_url_with_a_password(capsys):
+    assert main(["serve", "--base-url", "http://u:s3cret-pw@127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--base-url must not hold a password" in err and "s3cret-pw" not in err

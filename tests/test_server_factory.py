@@ -85,3 +85,17 @@ def test_langgraph_api_passes_the_factory_both_config_and_runtime():
         unavailable("langgraph-api is not installed (pip install 'hierplan[server]')")
     hook = _classify_factory(factory.make_graph)
     assert hook("CONFIG", "RUNTIME") == {"config": "CONFIG", "runtime": "RUNTIME"}
+
+
+def test_the_default_loader_is_the_clis_and_passes_base_url_through(monkeypatch):
+    import hierplan.models
+
+    calls = []
+    monkeypatch.setattr(hierplan.models, "load_chat_model",
+                        lambda model, **kwargs: calls.append((model, kwargs)) or ScriptedChatModel(), raising=False)
+    factory.load_local_model({"model": "openai:qwen", "base_url": "http://127.0.0.1:9/v1", "max_new_tokens": 64})
+    assert calls == [("openai:qwen", {"base_url": "http://127.0.0.1:9/v1", "max_new_tokens": 64})]
+    with pytest.raises(OptionError, match="password") as err:  # the client's mistake, shown to the client
+        factory.load_local_model({"base_url": "http://u:pw@127.0.0.1:9/v1"})
+    assert isinstance(err.value, ValueError)
+

@@ -8,6 +8,7 @@ import signal
 import pytest
 
 from needs import unavailable
+from pg import pg_cluster, pg_url  # noqa: F401 (fixtures)
 from server_fixtures import missing, start_server
 
 pytestmark = pytest.mark.slow
@@ -52,27 +53,21 @@ def test_a_clean_stop_keeps_threads_in_the_in_memory_store(tmp_path):
         second.stop()
 
 
-def test_on_postgres_checkpoints_outlive_a_killed_server_and_another_server_reads_them(tmp_path):
+def test_on_postgres_checkpoints_outlive_a_killed_server_and_another_server_reads_them(tmp_path, pg_url):
     _need_server()
-    from server_postgres import missing as pg_missing
-    from server_postgres import postgres_cluster
-
-    if reason := pg_missing():
-        unavailable(reason)
     import psycopg
 
-    with postgres_cluster() as url:
-        first = start_server(tmp_path / "a", db=url)
-        try:
-            thread_id = asyncio.run(_run_task(first.url))
-        finally:
-            first.stop(signal.SIGKILL)
-        with psycopg.connect(url) as conn:
-            rows = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)).fetchone()[0]
-        assert rows >= 6  # input, planner, steps, aggregator: the server wrote through hierplan's checkpointer
-        # A second server with its own (empty) work directory, as on another machine, on the same database.
-        second = start_server(tmp_path / "b", db=url)
-        try:
-            assert asyncio.run(_final(second.url, thread_id, recreate=True)).startswith(f"FINAL for [{TASK}]")
-        finally:
-            second.stop()
+    first = start_server(tmp_path / "a", db=pg_url)
+    try:
+        thread_id = asyncio.run(_run_task(first.url))
+    finally:
+        first.stop(signal.SIGKILL)
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)).fetchone()[0]
+    assert rows >= 6  # input, planner, steps, aggregator: the server wrote through hierplan's checkpointer
+    # A second server with its own (empty) work directory, as on another machine, on the same database.
+    second = start_server(tmp_path / "b", db=pg_url)
+    try:
+        assert asyncio.run(_final(second.url, thread_id, recreate=True)).startswith(f"FINAL for [{TASK}]")
+    finally:
+        second.stop()

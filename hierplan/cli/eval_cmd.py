@@ -35,7 +35,8 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
     p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N tasks only")
     p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<timestamp>)")
     if parent is None:
-        add_common_options(p, db_help="keep each task's checkpoints in this database (default: in memory)")
+        add_common_options(p, db_help="keep each task's checkpoints in this database: a SQLite file PATH or a "
+                                     "postgresql:// URL (default: in memory)")
     add_concurrency_option(p)
     p.add_argument("--json", action="store_true", help="print the totals as one JSON object on stdout")
     add_model_options(p)
@@ -53,10 +54,9 @@ def run(args: argparse.Namespace) -> int:
     from hierplan.eval.tasks import load_tasks
     from hierplan.nodes.replanner import MAX_REPLANS
 
-    if getattr(args, "ray", None) is not None:  # before anything is written
-        from hierplan.eval.distributed import check_ray_args
+    from hierplan.eval.distributed import check_ray_args  # imports no Ray
 
-        check_ray_args(args.db)
+    check_ray_args(args.ray, args.actors, args.db)  # before anything is written
     tasks = load_tasks(args.tasks, args.limit)
     concurrency = check_concurrency(args.concurrency)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         **({"model server": options["base_url"]} if options.get("base_url") else {}),
         "max replans": MAX_REPLANS if options.get("max_replans") is None else options["max_replans"],
         "concurrency": concurrency,
+        **ray_meta(args.ray, args.actors),
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
     }
@@ -119,6 +120,14 @@ def build_eval_graph(options: dict[str, Any], db: str | None) -> Any:
 
         checkpointer = open_checkpointer(db)
     return build(options, checkpointer)
+
+
+def ray_meta(address: str | None, actors: int | None) -> dict[str, Any]:
+    """What the summary says of --ray: the address and actors as given (no --ray: nothing)."""
+    if address is None:
+        return {}
+    return {"ray": address or "default ($RAY_ADDRESS, a running local cluster, or a new one)",
+            "actors": actors if actors is not None else "default (one per CPU, or per GPU; at most one per task)"}
 
 
 def log(line: str) -> None:

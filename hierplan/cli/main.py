@@ -9,7 +9,7 @@ from hierplan import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hierplan.cli import eval_cmd, history_cmd, inspect_cmd, run_cmd, sandbox_cmd
+    from hierplan.cli import eval_cmd, history_cmd, inspect_cmd, run_cmd, sandbox_cmd, serve_cmd
     from hierplan.cli.options import add_common_options
 
     common = argparse.ArgumentParser(add_help=False)
@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hierplan {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     run_cmd.add_parsers(sub, common)
-    from hierplan.cli import serve_cmd; serve_cmd.add_parser(sub, common)  # noqa: E702 (one line to merge)
+    serve_cmd.add_parser(sub, common)
     inspect_cmd.add_parsers(sub, common)
     history_cmd.add_parsers(sub, common)
     eval_cmd.add_parser(sub)  # its own --db: where tasks keep checkpoints, in memory by default

@@ -21,16 +21,18 @@ from hierplan.errors import UsageError
 # What a run records (runs table) and what `resume`/`fork` may override. Order is the --help order.
 MODEL_KEYS = ("model", "base_url", "device", "quantize", "max_new_tokens", "temperature", "seed",
               "no_constrain", "sequential", "max_replans")
+# The keys that choose the model (what ``load_model`` reads); the others shape the graph.
+LOAD_KEYS = ("model", "base_url", "device", "quantize", "max_new_tokens")
 DEFAULT_CONCURRENCY = 1
 
 
-RUN_DB_HELP = ("run database (default: $HIERPLAN_DB or runs.sqlite in the state directory; "
-               "':memory:' for none)")
+RUN_DB_HELP = ("run database: a SQLite file PATH or a postgresql:// URL (default: $HIERPLAN_DB or runs.sqlite "
+               "in the state directory; ':memory:' for none)")
 
 
 def add_common_options(p: argparse.ArgumentParser, db_help: str = RUN_DB_HELP) -> None:
     """--db and --debug, on every command."""
-    p.add_argument("--db", metavar="PATH", help=db_help)
+    p.add_argument("--db", metavar="PATH|URL", help=db_help)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -91,8 +93,12 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
 def overridden_options(started_with: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     """Options given now override what the run started with (e.g. a different --model). Flags left off (False)
     and options not given (None) keep the run's; 0 is a value (``--max-replans 0``, ``--temperature 0``)."""
-    given = {k: v for k, v in model_options(args).items() if v is not None and v is not False}
-    return {**started_with, **given}
+    return {**started_with, **given_options(args)}
+
+
+def given_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``model_options`` less those not given: None, or False for a flag left off."""
+    return {k: v for k, v in model_options(args).items() if v is not None and v is not False}
 
 
 def db_path(args: argparse.Namespace) -> str:
@@ -111,7 +117,7 @@ def open_store(args: argparse.Namespace):
 
 
 def load_model(options: Mapping[str, Any]):
-    """The chat model the options name; ``base_url`` is passed on only when given."""
+    """The chat model the options name (its LOAD_KEYS); ``base_url`` is passed on only when given."""
     import hierplan.models  # looked up at call time: tests replace hierplan.models.load_chat_model
 
     kwargs: dict[str, Any] = {k: options[k] for k in ("device", "quantize") if options.get(k)}

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from hierplan.cli.options import add_model_options, given_options
 from hierplan.config import state_dir
 
 DEFAULT_PORT = 2024
@@ -28,40 +29,29 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--graph", metavar="MODULE:FACTORY", help="serve another factory instead of "
                    "hierplan.server:make_graph, e.g. one that calls hierplan.server.factory.graph_for with its "
                    "own model loader (a file path also works: ./my_graph.py:make_graph)")
-    # Defaults for every run; an assistant's or a run's `configurable` overrides them.
-    # (Declared here until the CLI's shared model options module lands.)
-    p.add_argument("--model", help="HF model id, model folder or .gguf file (default: $HIERPLAN_MODEL or the "
-                                   "embedded SmolLM2-135M-Instruct)")
-    p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available, else cpu")
-    p.add_argument("--quantize", choices=["4bit", "none"], help="default 4bit (see hierplan run --help)")
-    p.add_argument("--max-new-tokens", type=int, help="cap on generated tokens per model call")
-    p.add_argument("--temperature", type=float, help="override every node's temperature (0 = greedy)")
-    p.add_argument("--seed", type=int, help="make runs reproducible")
-    p.add_argument("--no-constrain", action="store_true", default=None,
-                   help="plan without the JSON grammar constraint")
-    p.add_argument("--max-replans", type=int, metavar="N", help="plan revisions after failed steps (default 1)")
-    p.add_argument("--sequential", action="store_true", default=None, help="run one step at a time")
-    p.add_argument("--approve", action="store_true", default=None,
+    # Defaults for every run (the options `run` takes); an assistant's or a run's `configurable` overrides them.
+    add_model_options(p)
+    p.add_argument("--approve", action="store_true",
                    help="every run stops after planning until resumed with Command(resume={'action': ...})")
     p.set_defaults(func=cmd_serve)
     return p
 
 
 def server_defaults(args: argparse.Namespace) -> dict:
-    keys = ("model", "device", "quantize", "max_new_tokens", "temperature", "seed", "no_constrain",
-            "max_replans", "sequential", "approve")
-    return {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    """The options given on the command line (those left off are no defaults)."""
+    return {**given_options(args), **({"approve": True} if args.approve else {})}
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from hierplan.server.launch import DEFAULT_JOBS, FACTORY, ServeSpec, exec_server, is_postgres_url, prepare, redact
+    from hierplan.server.launch import DEFAULT_JOBS, FACTORY, ServeSpec, exec_server, prepare
+    from hierplan.store import display_name, is_postgres
 
-    db = args.db or (os.environ.get("HIERPLAN_DB") if is_postgres_url(os.environ.get("HIERPLAN_DB")) else None)
+    db = args.db or (os.environ.get("HIERPLAN_DB") if is_postgres(os.environ.get("HIERPLAN_DB")) else None)
     spec = ServeSpec(workdir=args.workdir or state_dir() / "server", host=args.host, port=args.port,
                      jobs=args.n_jobs or DEFAULT_JOBS, db=db, defaults=server_defaults(args),
                      graph=_absolute(args.graph) if args.graph else FACTORY)
     argv, env = prepare(spec)
-    where = f"Postgres {redact(db)}" if db else f"memory, saved to {spec.workdir / '.langgraph_api'}"
+    where = f"Postgres {display_name(db)}" if db else f"memory, saved to {spec.workdir / '.langgraph_api'}"
     print(f"hierplan serve: graph 'hierplan' on http://{spec.host}:{spec.port} ({spec.jobs} runs at once; "
           f"threads in {where})", file=sys.stderr)
     exec_server(argv, env, spec.workdir)

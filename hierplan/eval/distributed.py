@@ -67,24 +67,13 @@ def load_factory(path: str) -> Callable[[dict[str, Any]], Any]:
 
 
 def build_actor_graph(options: dict[str, Any], db: str, model_factory: str | None = None) -> Any:
-    """The graph one actor runs every task with: its model built once, checkpoints in ``db``."""
-    import hierplan.models
-    from hierplan.config import SamplingConfig
-    from hierplan.graph.builder import build_graph
+    """The graph one actor runs every task with: its model built once (``base_url``: a model server every
+    actor shares, instead of one model per actor), checkpoints in ``db``."""
+    from hierplan.cli.options import build
     from hierplan.store import open_checkpointer
 
-    if model_factory:
-        model = load_factory(model_factory)(options)
-    else:
-        # base_url: a model server every actor shares (`--base-url`), instead of one model per actor
-        kwargs = {k: options[k] for k in ("device", "quantize", "max_new_tokens", "base_url") if options.get(k)}
-        model = hierplan.models.load_chat_model(options.get("model"), **kwargs)
-    sampling = SamplingConfig().with_overrides(temperature=options.get("temperature"),
-                                               max_new_tokens=options.get("max_new_tokens"),
-                                               seed=options.get("seed"))
-    extra = {"max_replans": options["max_replans"]} if options.get("max_replans") is not None else {}
-    return build_graph(model, open_checkpointer(db), sampling=sampling, constrain=not options.get("no_constrain"),
-                       parallel=not options.get("sequential"), **extra)
+    model = load_factory(model_factory)(options) if model_factory else None  # None: hierplan's loader
+    return build(options, open_checkpointer(db), model=model)
 
 
 class ResumingGraph:
@@ -139,8 +128,14 @@ def failed_record(task: EvalTask, thread_id: str, error: str) -> dict[str, Any]:
             **task_metrics({}), "seconds": 0.0, "error": error[:500], "resumed": None, "worker": None}
 
 
-def check_ray_args(db: str | None) -> None:
-    """For the CLI, before it writes anything: Ray is importable and the database can be shared."""
+def check_ray_args(address: str | None, actors: int | None, db: str | None) -> None:
+    """For the CLI, before it writes anything: --actors goes with --ray; with --ray, Ray is importable and
+    the database can be shared. ``address`` None: no --ray."""
+    if address is None:
+        if actors is not None:
+            raise UsageError("--actors goes with --ray (without it the tasks run in this process; "
+                             "--concurrency N runs N at once)")
+        return
     require_ray()
     shared_db(db)
 

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
-from hierplan.config import RECURSION_LIMIT, SamplingConfig
+from hierplan.cli import options as cli_options
+from hierplan.config import RECURSION_LIMIT
 from hierplan.errors import UsageError
 
 if TYPE_CHECKING:  # the server resolves this annotation itself; hierplan does not need langgraph_sdk to import
@@ -29,14 +30,13 @@ if TYPE_CHECKING:  # the server resolves this annotation itself; hierplan does n
 DEFAULTS_ENV = "HIERPLAN_SERVER_DEFAULTS"
 
 # Options a client may set per assistant or per run, with the types they must have.
-# model/base_url/device/quantize/max_new_tokens choose the model; the rest shape the graph.
+# Those in cli_options.LOAD_KEYS choose the model; the rest shape the graph, as on the command line.
 OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "model": (str,), "base_url": (str,), "device": (str,), "quantize": (str,), "max_new_tokens": (int,),
     "temperature": (int, float), "seed": (int,), "max_replans": (int,),
     "sequential": (bool,), "approve": (bool,), "no_constrain": (bool,),
 }
 OPTION_KEYS = tuple(OPTION_TYPES)
-MODEL_KEYS = ("model", "base_url", "device", "quantize", "max_new_tokens")
 # Distinct option sets kept compiled at once; a server sees a handful (one per assistant), not thousands.
 MAX_CACHED_GRAPHS = 64
 
@@ -97,7 +97,7 @@ def graph_for(options: dict[str, Any], load_model: ModelLoader | None) -> Any:
 
 
 def _model(options: dict[str, Any], load_model: ModelLoader) -> BaseChatModel:
-    model_options = {k: options[k] for k in MODEL_KEYS if k in options}
+    model_options = {k: options[k] for k in cli_options.LOAD_KEYS if k in options}
     key = (load_model, tuple(sorted(model_options.items())))
     if key not in _models:
         _models[key] = load_model(model_options)
@@ -105,15 +105,11 @@ def _model(options: dict[str, Any], load_model: ModelLoader) -> BaseChatModel:
 
 
 def load_local_model(model_options: dict[str, Any]) -> BaseChatModel:
-    """The model hierplan's CLI would load for the same options."""
-    from hierplan.models import load_chat_model
-
-    if "base_url" in model_options:
-        # This build of hierplan loads local models only; a remote OpenAI-compatible model is chosen where
-        # the loader supports it (docs/server.md).
-        raise OptionError("configurable base_url: this hierplan loads local models only")
-    kwargs = {k: model_options[k] for k in ("device", "quantize", "max_new_tokens") if k in model_options}
-    return load_chat_model(model_options.get("model"), **kwargs)
+    """The model hierplan's CLI loads for the same options (``base_url``: an OpenAI-compatible server)."""
+    try:
+        return cli_options.load_model(model_options)
+    except UsageError as exc:  # a bad option value (a base_url with a password): the client's to fix
+        raise OptionError(f"configurable: {exc}") from exc
 
 
 make_graph = make_factory(load_local_model)
@@ -123,11 +119,8 @@ def _compile(model: BaseChatModel | None, options: dict[str, Any]) -> Any:
     from hierplan.graph.builder import wire
     from hierplan.nodes.planner import default_constraint
 
-    sampling = SamplingConfig().with_overrides(temperature=options.get("temperature"),
-                                               max_new_tokens=options.get("max_new_tokens"),
-                                               seed=options.get("seed"))
-    extra = {"max_replans": options["max_replans"]} if "max_replans" in options else {}
-    graph = wire(model, sampling, constraint=None if options.get("no_constrain") else default_constraint,
-                 parallel=not options.get("sequential"), approve=bool(options.get("approve")), **extra)
+    kwargs = cli_options.graph_kwargs(options)
+    constraint = default_constraint if kwargs.pop("constrain") else None
+    graph = wire(model, constraint=constraint, **kwargs)
     # No checkpointer: the server brings its own (and refuses a graph that has one).
     return graph.compile(name="hierplan").with_config({"recursion_limit": RECURSION_LIMIT})

@@ -10,18 +10,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from hierplan.errors import HierplanError, UsageError
 from hierplan.server.checkpointer import DB_ENV
 from hierplan.server.factory import DEFAULTS_ENV
+from hierplan.store import is_postgres
 
 GRAPH_ID = "hierplan"
 FACTORY = "hierplan.server:make_graph"
 CHECKPOINTER = "hierplan.server.checkpointer.postgres_checkpointer"
 # Concurrent runs per server (langgraph dev's own default is 1 job at a time for the in-memory runtime).
 DEFAULT_JOBS = 8
-POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
 class MissingExtra(HierplanError):
@@ -44,20 +43,6 @@ class ServeSpec:
 def require_server_extra() -> None:
     if importlib.util.find_spec("langgraph_cli") is None or importlib.util.find_spec("langgraph_api") is None:
         raise MissingExtra("hierplan serve needs LangGraph Server: pip install 'hierplan[server]'")
-
-
-def is_postgres_url(db: str | None) -> bool:
-    return bool(db) and urlsplit(db).scheme in POSTGRES_SCHEMES
-
-
-def redact(url: str) -> str:
-    """The URL with any password replaced by ***, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = netloc[0].split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))
 
 
 def langgraph_config(spec: ServeSpec) -> dict[str, Any]:
@@ -91,7 +76,7 @@ def environment(spec: ServeSpec, base: dict[str, str] | None = None) -> dict[str
 def prepare(spec: ServeSpec) -> tuple[list[str], dict[str, str]]:
     """Check the set-up, write langgraph.json into the work directory, return (argv, env)."""
     require_server_extra()
-    if spec.db and not is_postgres_url(spec.db):
+    if spec.db and not is_postgres(spec.db):
         raise UsageError(f"serve --db takes a postgresql:// URL (got {spec.db!r}); without --db the server keeps "
                          "threads in its own store in the state directory")
     if spec.jobs < 1:
@@ -121,13 +106,14 @@ def check_postgres(url: str) -> None:
     """Connect once, so a wrong URL or password is one line here rather than a traceback in the server log."""
     try:
         import psycopg
+
+        from hierplan.store import postgres  # its redaction: no password in the message
     except ImportError as exc:
-        raise MissingExtra("a postgresql:// --db needs psycopg: pip install 'hierplan[server]'") from exc
+        raise MissingExtra(f"a postgresql:// --db needs {exc.name}: pip install 'hierplan[server]'") from exc
     try:
         psycopg.connect(url, connect_timeout=10).close()
     except psycopg.Error as exc:
-        reason = " ".join(str(exc).split()).replace(url, redact(url))
-        raise UsageError(f"cannot connect to {redact(url)}: {reason}") from None
+        raise UsageError(f"cannot connect to {postgres.display_name(url)}: {postgres.redact(exc, url)}") from None
 
 
 def exec_server(argv: list[str], env: dict[str, str], workdir: Path) -> None:

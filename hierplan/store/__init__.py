@@ -16,18 +16,28 @@ from hierplan.errors import UsageError
 from hierplan.store.runs import STATUSES, RunRecord, RunStore, check_run_id
 
 __all__ = ["MEMORY", "STATUSES", "RunRecord", "RunStore", "backend", "check_run_id", "database_errors",
-           "display_name", "open_checkpointer", "read_checkpoint"]
+           "display_name", "is_postgres", "open_checkpointer", "read_checkpoint"]
 
 MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(//)?")
 
 
+def _scheme(db: str | None) -> str | None:
+    match = _URL.match(db or "")
+    return match.group(1).lower() if match else None
+
+
+def is_postgres(db: str | None) -> bool:
+    """Whether ``db`` names a Postgres database (postgresql:// or postgres://); imports no driver."""
+    return _scheme(db) in POSTGRES_SCHEMES
+
+
 def backend(db: str) -> ModuleType:
     """The module that handles ``db``: hierplan.store.postgres for postgresql:// URLs, else .sqlite (a path)."""
     match = _URL.match(db or "")
-    scheme = match.group(1).lower() if match else None
-    if scheme in POSTGRES_SCHEMES:
+    scheme = _scheme(db)
+    if is_postgres(db):
         if not match.group(2):
             raise UsageError(f"write the Postgres URL as {scheme}://user@host/db (with '//')")
         try:

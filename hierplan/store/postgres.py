@@ -11,7 +11,7 @@ KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT seconds (TCP keepalives) for a machine th
 A Postgres restart fails the running run at its next checkpoint write (the checkpointer's pool does not test
 connections before use, on purpose: a run that rode through the restart would run on without its lease); its
 status write then goes through the runs pool, which does test and reconnect. ``hierplan resume`` continues it.
-Passwords never reach a message: every text shown goes through display_name() / _redact().
+Passwords never reach a message: every text shown goes through display_name() / redact().
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _secrets(url: str) -> list[str]:
     return sorted({s for s in found if s}, key=len, reverse=True)
 
 
-def _redact(text: Any, url: str) -> str:
+def redact(text: Any, url: str) -> str:
     """One line of an error's text, without the URL's password (libpq does not echo it; this makes sure)."""
     text = " ".join(str(text).split()).replace(url, display_name(url))
     for secret in _secrets(url):
@@ -91,7 +91,7 @@ def _redact(text: Any, url: str) -> str:
 def _reason(exc: BaseException, url: str) -> str:
     if isinstance(exc, PoolTimeout):
         return f"no connection within {POOL_WAIT_S} s (is the server up?)"
-    return _redact(exc, url) or type(exc).__name__
+    return redact(exc, url) or type(exc).__name__
 
 
 @contextmanager
@@ -108,7 +108,7 @@ def _connect_kwargs(url: str) -> dict[str, Any]:
     try:
         given = conninfo_to_dict(url)
     except psycopg.Error as exc:
-        raise UsageError(f"bad database URL {display_name(url)}: {_redact(exc, url)}") from None
+        raise UsageError(f"bad database URL {display_name(url)}: {redact(exc, url)}") from None
     return {"autocommit": True, **({} if "connect_timeout" in given else {"connect_timeout": CONNECT_TIMEOUT_S})}
 
 
