@@ -136,8 +136,8 @@ def check_ray_args(address: str | None, actors: int | None, db: str | None) -> N
             raise UsageError("--actors goes with --ray (without it the tasks run in this process; "
                              "--concurrency N runs N at once)")
         return
+    shared_db(db)  # a usage error first: it holds whether or not Ray is installed
     require_ray()
-    shared_db(db)
 
 
 def shared_db(db: str | None) -> str:
