@@ -86,6 +86,14 @@ def test_batch_is_one_pass_and_each_row_keeps_its_own_sampling(chat):
         assert greedy.result().content == alone
 
 
+def test_a_batch_is_one_pass_when_langchain_streams_each_row_too(chat):
+    """Streaming callbacks (LangGraph's "messages" mode) make invoke go through _stream: still one pass."""
+    passes = chat.batcher.passes
+    rows = chat.batch([ASK, LONGER, ASK], stream=True, temperature=0, max_tokens=5, min_tokens=5)
+    assert chat.batcher.passes == passes + 1
+    assert [r.usage_metadata["output_tokens"] for r in rows] == [5, 5, 5]
+
+
 def test_calls_arriving_during_a_pass_share_the_next_one(chat):
     """Three callers arrive while a first pass runs: they go through ONE more pass, not three."""
     batcher = chat.batcher

@@ -36,7 +36,7 @@ from langchain_huggingface import HuggingFacePipeline
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from hierplan.models import constrained
-from hierplan.models.batcher import Batcher, Gather, generation_context
+from hierplan.models.batcher import Batcher, Gather, Request, generation_context
 from hierplan.models.rows import Row, generate_rows
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
@@ -107,6 +107,7 @@ class LocalChatModel(BaseChatModel):
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         options = {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens,
                    "seed": self.seed, "repetition_penalty": self.repetition_penalty}
+        kwargs.pop("stream", None)  # langchain's "use _stream" switch, already acted on
         legacy = dict(kwargs.pop("pipeline_kwargs", None) or {})
         do_sample = legacy.pop("do_sample", None)
         if do_sample is False:
@@ -142,20 +143,26 @@ class LocalChatModel(BaseChatModel):
             metadata["hierplan_structured"] = "grammar"
         return {"usage_metadata": usage, "response_metadata": metadata}
 
+    def _submit(self, messages: list[BaseMessage], kwargs: dict[str, Any],
+                on_token: Any = None) -> tuple[Row, Any, Request]:
+        """Build the row and queue it: alone, or with the other rows of a ``batch`` (see _GATHER)."""
+        gather = _GATHER.get()
+        if gather is not None:
+            _GATHER.set(None)  # this thread's row is handed in once
+        try:
+            row, schema = self._row(messages, kwargs)
+        except BaseException:
+            if gather is not None:
+                gather[0].give(gather[1], None)
+            raise
+        row.on_token = on_token
+        request = self.batcher.submit([row]) if gather is None else gather[0].give(gather[1], row)
+        return row, schema, request
+
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
-        gather = _GATHER.get()
-        if gather is None:
-            row, schema = self._row(messages, kwargs)
-            self.batcher.generate([row])
-        else:
-            _GATHER.set(None)  # this thread's row is handed in once
-            try:
-                row, schema = self._row(messages, kwargs)
-            except BaseException:
-                gather[0].give(gather[1], None)
-                raise
-            self.batcher.wait(gather[0].give(gather[1], row))
+        row, schema, request = self._submit(messages, kwargs)
+        self.batcher.wait(request)
         text = self.tokenizer.decode(row.generated, skip_special_tokens=True)
         for marker in stop or []:
             text = text.split(marker, 1)[0]
@@ -164,10 +171,8 @@ class LocalChatModel(BaseChatModel):
 
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        row, schema = self._row(messages, kwargs)
         tokens: queue.Queue[int] = queue.Queue()
-        row.on_token = tokens.put
-        request = self.batcher.submit([row])
+        row, schema, request = self._submit(messages, kwargs, on_token=tokens.put)
         ids: list[int] = []
         sent = ""
         try:
