@@ -396,3 +396,16 @@ def test_a_cache_folder_missing_a_weight_goes_through_from_pretrained(tmp_path, 
     save_file(tensors, str(weights), metadata={"format": "pt"})
     assert gguf_cache.load_cached(tmp_path, torch.bfloat16) is None
 
+
+
+def test_the_gguf_cache_does_not_import_the_loader():
+    """The loader imports gguf_cache and hands it its weight-load hook; the reverse import was a cycle."""
+    import ast
+
+    from hierplan.models import gguf_cache
+
+    tree = ast.parse(Path(gguf_cache.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names} | {node.module for node in ast.walk(tree)
+                                            if isinstance(node, ast.ImportFrom) and node.module}
+    assert not any("loader" in name for name in imported), imported
