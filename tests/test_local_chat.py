@@ -115,6 +115,42 @@ def test_calls_arriving_during_a_pass_share_the_next_one(chat):
     assert all(r.usage_metadata["output_tokens"] >= 1 for r in replies)
 
 
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_a_long_row_running_alone_pauses_for_arrivals_and_continues_as_if_uninterrupted(chat, temperature,
+                                                                                     monkeypatch):
+    """Three calls arrive while one long call runs alone: it pauses, all four share the next pass, and the
+    long call's text is what it is when nothing interrupts it (its own generator and state carry over)."""
+    batcher = chat.batcher
+    options = dict(temperature=temperature, seed=21, max_tokens=40, min_tokens=40)
+    alone = chat.invoke(LONGER, **options).content
+
+    def wait_for_three_once(input_ids, scores):
+        deadline = time.monotonic() + 10
+        while not waited and len(batcher._pending) < 3 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        waited.append(True)
+        return scores
+
+    model, batch_sizes, waited = chat.llm.pipeline.model, [], []
+    generate = model.generate
+
+    def recording(**kwargs):
+        batch_sizes.append(kwargs["input_ids"].shape[0])
+        return generate(**kwargs)
+
+    monkeypatch.setattr(model, "generate", recording)
+    passes = batcher.passes
+    with ThreadPoolExecutor(4) as pool:
+        long = pool.submit(chat.invoke, LONGER, logits_processor=[wait_for_three_once], **options)
+        while batcher.passes == passes:
+            time.sleep(0.005)
+        later = [pool.submit(chat.invoke, ASK, temperature=0, max_tokens=3, min_tokens=3) for _ in range(3)]
+        reply = long.result(30)
+        assert [f.result(30).usage_metadata["output_tokens"] for f in later] == [3, 3, 3]
+    assert reply.content == alone and reply.usage_metadata["output_tokens"] == 40
+    assert batch_sizes == [1, 4]  # alone, then paused and continued WITH the three arrivals
+
+
 def test_streaming_yields_the_text_as_it_comes_and_usage_once(chat):
     whole = chat.invoke(ASK, temperature=0, max_tokens=12, min_tokens=12)
     chunks = list(chat.stream(ASK, temperature=0, max_tokens=12, min_tokens=12))

@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 # Rows per generate pass. Past ~16 rows a pass on CPU costs nearly linearly more per step, and long prompts
 # padded to the longest one waste more; later requests simply wait for the next pass.
 MAX_BATCH_ROWS = 16
+# A pass runs at least this many steps before it may pause its rows for newly arrived ones.
+MIN_PASS_STEPS = 4
 
 
 class Request:
@@ -32,6 +34,9 @@ class Request:
         self.rows = rows
         self.done = threading.Event()
         self.error: BaseException | None = None
+
+    def live(self) -> list[Row]:
+        return [row for row in self.rows if row.finish is None]
 
 
 def generation_context(share: Any | None) -> Callable[[], Any]:
@@ -57,9 +62,18 @@ def generation_context(share: Any | None) -> Callable[[], Any]:
 
 
 class Batcher:
-    """Queues requests and runs them in shared passes: ``run_pass(rows)`` generates for all rows at once."""
+    """Queues requests and runs them in shared passes: ``run_pass(rows, pause)`` generates for all rows at once
+    and pauses the rows still going when ``pause(step, live_rows)`` says so.
 
-    def __init__(self, run_pass: Callable[[list[Row]], None], max_rows: int = MAX_BATCH_ROWS):
+    Pausing: generate cannot take rows in mid-pass, so when as many rows wait as are still going (say one
+    long plan running alone while three runs' calls wait), the pass ends early and its rows continue in the
+    next pass together with the waiting ones, from their prompt plus what they generated (a fresh prefill of
+    that, cheap next to hundreds of single-row decode steps). A continued row keeps its random generator,
+    grammar state, budget and stream, so it produces what it would have in one pass (up to rounding).
+    """
+
+    def __init__(self, run_pass: Callable[[list[Row], Callable[[int, int], bool]], None],
+                 max_rows: int = MAX_BATCH_ROWS):
         self.run_pass, self.max_rows = run_pass, max_rows
         self._pending: list[Request] = []
         self._draining = False
@@ -74,7 +88,7 @@ class Batcher:
     def submit(self, rows: list[Row]) -> Request:
         request = Request(rows)
         if torch_thread.on_torch_thread():  # a call made from the torch thread itself cannot wait for it
-            self._run([request])
+            self._run([request], pausable=False)
             return request
         with self._guard:
             self._pending.append(request)
@@ -101,23 +115,40 @@ class Batcher:
                     self._draining = False
                     return
                 taken, rows = [], 0
-                while self._pending and (not taken or rows + len(self._pending[0].rows) <= self.max_rows):
-                    rows += len(self._pending[0].rows)
+                while self._pending and (not taken or rows + len(self._pending[0].live()) <= self.max_rows):
+                    rows += len(self._pending[0].live())
                     taken.append(self._pending.pop(0))
             self._run(taken)
 
-    def _run(self, requests: list[Request]) -> None:
-        rows = [row for request in requests for row in request.rows]
+    def _pause(self, step: int, live: int) -> bool:
+        if step < MIN_PASS_STEPS:
+            return False
+        with self._guard:
+            waiting = sum(len(request.live()) for request in self._pending)
+        return waiting >= live and waiting + live <= self.max_rows
+
+    def _run(self, requests: list[Request], pausable: bool = True) -> None:
+        rows = [row for request in requests for row in request.live()]
+        paused: list[Request] = []
         try:
             self.passes += 1
             if rows:
-                self.run_pass(rows)
+                self.run_pass(rows, self._pause if pausable else None)
+            paused = [request for request in requests if any(row.finish == "paused" for row in request.rows)]
+            for row in rows:
+                if row.finish == "paused":
+                    row.finish = None
         except BaseException as error:  # the callers raise it; the torch thread keeps serving
+            paused = []
             for request in requests:
                 request.error = error
         finally:
+            if paused:
+                with self._guard:
+                    self._pending[:0] = paused  # first in line for the next pass
             for request in requests:
-                request.done.set()
+                if request not in paused:
+                    request.done.set()
 
 
 class Gather:

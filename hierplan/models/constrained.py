@@ -142,15 +142,15 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
         def __init__(self) -> None:
             self.matchers: list[Any] = []
             self.states: list[tuple[bool, bool]] = []
-            self.prompt_len = 0
+            self.generated = 0  # counted here, not from input_ids' width: a row may continue in a later pass
 
         def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
             if not self.matchers:
                 self.matchers = [comp.matcher() for _ in range(input_ids.shape[0])]
                 self.states = [(False, False)] * input_ids.shape[0]
                 self.bitmask = lt.allocate_token_bitmask(input_ids.shape[0], comp.vocab_size)
-                self.prompt_len = input_ids.shape[1]
             else:
+                self.generated += 1
                 for row, matcher in enumerate(self.matchers):
                     token = int(input_ids[row, -1])
                     if matcher.is_stopped():
@@ -159,8 +159,7 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
                         raise RuntimeError(f"token {token} broke the plan grammar: {matcher.get_error()}")
                     if closing_from is not None:
                         self.states[row] = _scan(self.states[row], comp.lltok.decode_bytes([token]))
-            generated = input_ids.shape[1] - self.prompt_len
-            closing = closing_from is not None and generated >= closing_from
+            closing = closing_from is not None and self.generated >= closing_from
             view = scores[:, : comp.vocab_size]
             if scores.shape[1] > comp.vocab_size:
                 scores[:, comp.vocab_size :] = float("-inf")

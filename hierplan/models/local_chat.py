@@ -88,10 +88,10 @@ class LocalChatModel(BaseChatModel):
 
     # ------------------------------------------------------------------ generation
 
-    def _run_pass(self, rows: list[Row]) -> None:
+    def _run_pass(self, rows: list[Row], pause: Any = None) -> None:
         model = self.llm.pipeline.model
         with generation_context(self.cpu_share)():
-            generate_rows(model, rows, self._stop_ids(), self.tokenizer.pad_token_id)
+            generate_rows(model, rows, self._stop_ids(), self.tokenizer.pad_token_id, pause)
 
     def _stop_ids(self) -> set[int]:
         eos = self.llm.pipeline.model.generation_config.eos_token_id

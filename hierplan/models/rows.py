@@ -39,7 +39,10 @@ class Row:
     abandoned: threading.Event = field(default_factory=threading.Event)
     generated: list[int] = field(default_factory=list)
     finish: str | None = None
-    """"stop" (a stop token), "length" (the budget) or "abandoned"."""
+    """"stop" (a stop token), "length" (the budget) or "abandoned"; "paused" while it waits to continue in a
+    later pass (batcher.py), which then generates on from ``ids + generated``."""
+    generator: Any = None
+    """The row's own random generator, made at its first pass and kept across passes."""
 
     @property
     def greedy(self) -> bool:
@@ -58,14 +61,16 @@ def _make_generator(seed: int | None) -> Any:
 
 
 class RowStops:
-    """StoppingCriteria: per-row done flags; records new tokens and streams them."""
+    """StoppingCriteria: per-row done flags; records new tokens and streams them. When ``pause(step, live)``
+    says so, every row still going is paused (to continue in the next pass with newly arrived rows)."""
 
-    def __init__(self, rows: list[Row], prompt_len: int, stop_ids: set[int]):
-        self.rows, self.prompt_len, self.stop_ids = rows, prompt_len, stop_ids
+    def __init__(self, rows: list[Row], stop_ids: set[int], pause: Callable[[int, int], bool] | None = None):
+        self.rows, self.stop_ids, self.pause, self.step = rows, stop_ids, pause, 0
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
         import torch
 
+        self.step += 1
         last = input_ids[:, -1].tolist()
         for row, token in zip(self.rows, last):
             if row.finish is not None:
@@ -80,20 +85,27 @@ class RowStops:
                 row.finish = "abandoned"
             elif len(row.generated) >= row.max_new_tokens:
                 row.finish = "length"
+        live = [row for row in self.rows if row.finish is None]
+        if live and self.pause is not None and self.pause(self.step, len(live)):
+            for row in live:
+                row.finish = "paused"
         return torch.tensor([row.finish is not None for row in self.rows], dtype=torch.bool)
 
 
 class RowLogits:
     """LogitsProcessor: each row's penalty, constraints and sampling (see the module docstring)."""
 
-    def __init__(self, rows: list[Row], prompt_len: int, stop_ids: set[int], input_ids: Any):
+    def __init__(self, rows: list[Row], lengths: list[int], stop_ids: set[int], input_ids: Any):
         import torch
 
         self.rows, self.stop_ids = rows, sorted(stop_ids)
-        self.generators = [None if r.greedy else _make_generator(r.seed) for r in rows]
+        for row in rows:
+            if row.generator is None and not row.greedy:
+                row.generator = _make_generator(row.seed)
+        prompt_len = input_ids.shape[1]
         # Repetition penalty reads the prompt without its left padding: padded positions point at the row's
         # first real token, which is penalised anyway, so padding never changes a row's logits.
-        lengths = torch.tensor([len(r.ids) for r in rows])
+        lengths = torch.tensor(lengths)
         positions = torch.arange(prompt_len).unsqueeze(0)
         self.is_pad = positions < (prompt_len - lengths).unsqueeze(1)
         self.first = input_ids[torch.arange(len(rows)), prompt_len - lengths].unsqueeze(1)
@@ -113,7 +125,7 @@ class RowLogits:
             if len(row.generated) < row.min_new_tokens:
                 scores[i, self.stop_ids] = float("-inf")
             if not row.greedy:
-                token = self._draw(scores[i], row, self.generators[i])
+                token = self._draw(scores[i], row, row.generator)
                 scores[i].fill_(float("-inf"))
                 scores[i, token] = 0.0
         return scores
@@ -142,38 +154,42 @@ class RowLogits:
         return int(torch.multinomial(probs, 1, generator=generator))
 
 
-def left_pad(rows: list[Row], pad_id: int) -> tuple[Any, Any]:
-    """(input_ids, attention_mask) with every prompt right-aligned."""
+def left_pad(contexts: list[list[int]], pad_id: int) -> tuple[Any, Any]:
+    """(input_ids, attention_mask) with every context right-aligned."""
     import torch
 
-    width = max(len(r.ids) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, width - len(row.ids):] = torch.tensor(row.ids, dtype=torch.long)
-        mask[i, width - len(row.ids):] = 1
+    width = max(len(c) for c in contexts)
+    ids = torch.full((len(contexts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(contexts), width), dtype=torch.long)
+    for i, context in enumerate(contexts):
+        ids[i, width - len(context):] = torch.tensor(context, dtype=torch.long)
+        mask[i, width - len(context):] = 1
     return ids, mask
 
 
-def generate_rows(model: Any, rows: list[Row], stop_ids: set[int], pad_id: int) -> None:
-    """One greedy generate pass over ``rows`` (RowLogits does the sampling); fills each row's result."""
+def generate_rows(model: Any, rows: list[Row], stop_ids: set[int], pad_id: int,
+                  pause: Callable[[int, int], bool] | None = None) -> None:
+    """One greedy generate pass over ``rows`` (RowLogits does the sampling); fills each row's result.
+
+    A row continues from ``ids + generated`` (a row paused in an earlier pass goes on where it stopped, with
+    the same generator, so it draws what it would have drawn in one pass)."""
     import copy
 
     from transformers import LogitsProcessorList, StoppingCriteriaList
 
-    ids, mask = left_pad(rows, pad_id)
+    contexts = [row.ids + row.generated for row in rows]
+    ids, mask = left_pad(contexts, pad_id)
     ids, mask = ids.to(model.device), mask.to(model.device)
     config = copy.deepcopy(model.generation_config)
     for name in ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "min_new_tokens"):
         setattr(config, name, None)
     config.do_sample, config.max_length = False, None
-    config.max_new_tokens = max(r.max_new_tokens for r in rows)
+    config.max_new_tokens = max(r.max_new_tokens - len(r.generated) for r in rows)
     config.eos_token_id, config.pad_token_id = sorted(stop_ids), pad_id
-    width = ids.shape[1]
-    logits = RowLogits(rows, width, stop_ids, ids.cpu())
+    logits = RowLogits(rows, [len(c) for c in contexts], stop_ids, ids.cpu())
     model.generate(input_ids=ids, attention_mask=mask, generation_config=config,
                    logits_processor=LogitsProcessorList([_OnCpu(logits)]),
-                   stopping_criteria=StoppingCriteriaList([RowStops(rows, width, stop_ids)]))
+                   stopping_criteria=StoppingCriteriaList([RowStops(rows, stop_ids, pause)]))
     for row in rows:
         row.finish = row.finish or "length"
 
