@@ -1,11 +1,11 @@
 """Rows from every caller of one local model go through shared generate passes on the torch thread.
 
-A caller submits its rows and waits. While a pass runs, newly submitted rows queue; when it ends, every
-queued request (up to ``MAX_BATCH_ROWS`` rows) goes into the next pass together. So concurrent runs in one
-process share the model: a generate step costs about the same for 4 rows as for 1 on a small model, and
-4 runs decode at nearly 4x the tokens per second of one. A request's rows always share one pass (a node's
-batch of parallel LLM steps stays one pass). Passes run one at a time on the torch thread
-(torch_thread.py), which is also the model lock: nothing else generates while a pass runs.
+A caller submits its rows and waits. While a pass runs, newly submitted rows queue; when it ends (or
+pauses, see Batcher), every queued request (up to ``MAX_BATCH_ROWS`` rows) goes into the next pass
+together. So concurrent runs in one process share the model: on CPU a decode step of a small model costs
+far less than N times one row's step for a few rows (docs/benchmarks.md, "Concurrent runs"). A request's
+rows always start in one pass (a node's batch of parallel LLM steps stays one pass). Passes run one at a
+time on the torch thread (torch_thread.py), which is also the model lock: nothing else generates meanwhile.
 
 ``Gather`` lets several threads (BaseChatModel.batch runs one per input) hand in one request together.
 """

@@ -8,9 +8,10 @@ seed. It leaves only the drawn token possible, so generate's argmax takes it. ``
 row's new tokens, ends a row at a stop token, at its own token budget, or when its caller gave up.
 
 Reproducibility: a row draws from its own generator, so its random numbers depend on its seed alone, never
-on which other rows share the pass. The logits it draws from are the same computation alone or batched
-except for floating-point rounding (padding changes matmul shapes), so a seeded call gives the same text
-every time it runs alone, and batched almost always the same text (a near-tie between two tokens can flip).
+on which other rows share the pass, nor on whether it was paused and continued in a later pass (batcher.py).
+The logits it draws from are the same computation alone or batched except for floating-point rounding
+(padding and batch size change matmul shapes), so a seeded call gives the same text every time it runs
+alone, and batched almost always the same text (a near-tie between two tokens can flip).
 Heavy imports (torch, transformers) happen inside functions.
 """
 
