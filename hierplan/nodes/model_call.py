@@ -110,17 +110,21 @@ def invoke_structured(
     node: str,
     seed: int | None = None,
     seed_key: tuple = (),
+    on_start: Callable[[], None] | None = None,
 ) -> Structured | None:
     """Ask for ``schema`` through ``model.with_structured_output(schema, include_raw=True)``.
 
     None when the model offers no structured output (NotImplementedError: fakes, plain local pipelines),
-    so the caller uses its text path. Sampling goes as invoke keyword arguments, which reach the model when
+    so the caller uses its text path; ``on_start`` is called only when the structured call goes ahead.
+    Sampling goes as invoke keyword arguments, which reach the model when
     it is the runnable's first step (hierplan's models build it so).
     """
     try:
         runnable = model.with_structured_output(schema, include_raw=True)
     except NotImplementedError:
         return None
+    if on_start is not None:
+        on_start()
     start = time.perf_counter()
     result = runnable.invoke(messages, **_kwargs(sampling, seed, node, seed_key))
     raw = result["raw"]

@@ -69,10 +69,10 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool
         user = HumanMessage(prompts.PLANNER_USER.format(task=task))
         first = None
         if constrain:
-            emit("planning", attempt="constrained")
             got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *examples, user],
                                     sampling.planner, DraftPlan, node="planner", seed=sampling.seed,
-                                    seed_key=("constrained",))
+                                    seed_key=("constrained",),
+                                    on_start=lambda: emit("planning", attempt="constrained"))
             if got is not None:
                 calls.append(got.call.model_dump())
                 first = (STRUCTURED_SOURCES.get(got.method or "", got.method or "structured"), got.text)
