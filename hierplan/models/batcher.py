@@ -25,8 +25,10 @@ log = logging.getLogger(__name__)
 # Rows per generate pass. Past ~16 rows a pass on CPU costs nearly linearly more per step, and long prompts
 # padded to the longest one waste more; later requests simply wait for the next pass.
 MAX_BATCH_ROWS = 16
-# A pass runs at least this many steps before it may pause its rows for newly arrived ones.
-MIN_PASS_STEPS = 4
+# A pass runs at least this many steps before it may pause its rows for newly arrived ones: a pause costs a
+# prefill of every paused row's prompt + text, which on the busy 2-core machine took ~3.7 s for 4 rows of
+# ~350 tokens, about 25-30 decode steps of a 4-row pass; with 4 steps passes thrashed (docs/benchmarks.md).
+MIN_PASS_STEPS = 32
 
 
 class Request:
