@@ -5,7 +5,7 @@ seed) and yields n tokens; an unconstrained generation of exactly n tokens (min=
 runs right after it, so both decode the same number of tokens under the same machine load.
 Engines (each on the same plan grammar, ``schema_regex(Plan)``):
 
-* llguidance -- the production processor (``plan_constraint_kwargs``), full string escapes;
+* llguidance -- the production processor (``grammar_processor``), full string escapes;
 * xgrammar -- the same regex, and a variant without string escapes (its fast path);
 * outlines -- outlines_core ``Index`` over the same regex (built in a subprocess with a time limit).
 
@@ -107,7 +107,7 @@ def main() -> None:
         chat = load_chat_model(max_new_tokens=args.tokens)
     except ImportError:
         sys.exit("hierplan.models.loader.load_chat_model is needed to load the embedded model")
-    pipe = C._pipeline_of(chat)
+    pipe = chat.llm.pipeline
     model, tok = pipe.model, pipe.tokenizer
     regex = C.schema_regex(Plan)
     vocab_size = int(model.get_output_embeddings().weight.shape[0])

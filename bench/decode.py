@@ -1,6 +1,6 @@
 """Decode speed: hierplan's model path vs plain fp32 ``model.generate`` on the same prompt and token count.
 
-hierplan: ``load_chat_model()`` then ``chat.invoke(..., pipeline_kwargs=...)`` with the agent's sampling
+hierplan: ``load_chat_model()`` then ``chat.invoke(...)`` with the agent's sampling
 settings (hierplan/config.py: temperature 0.2, top_p 0.9, repetition_penalty 1.05), the number of new
 tokens forced with ``min_new_tokens = max_new_tokens``. Baseline: the tutorial's way, the same GGUF
 loaded with ``AutoModelForCausalLM.from_pretrained(..., gguf_file=..., dtype=float32)`` and
@@ -88,9 +88,10 @@ def main() -> None:
     inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
 
     def run_hierplan() -> float:
-        kwargs = {**AGENT, "max_new_tokens": n, "min_new_tokens": n}
+        kwargs = {"temperature": AGENT["temperature"], "top_p": AGENT["top_p"], "seed": 0,
+                  "repetition_penalty": AGENT["repetition_penalty"], "max_tokens": n, "min_tokens": n}
         start, cpu = time.perf_counter(), time.process_time()
-        chat.invoke([HumanMessage(PROMPT)], pipeline_kwargs=kwargs)
+        chat.invoke([HumanMessage(PROMPT)], **kwargs)
         cpu_rates["hierplan"].append(n / (time.process_time() - cpu))
         return n / (time.perf_counter() - start)
 
@@ -145,7 +146,7 @@ def main() -> None:
 settings ({", ".join(f"{k}={v}" for k, v in AGENT.items())}); median of {args.repeats} alternating runs after one
 warm-up each, the order rotating each round. Baseline: the tutorial's plain path, GGUF loaded in float32 (loaded in {base_load:.1f} s) and
 `model.generate`. hierplan: `load_chat_model()` (source: {info['source']}, {weights}) and
-`chat.invoke(..., pipeline_kwargs=...)` through the text-generation pipeline.
+`chat.invoke(...)` through LocalChatModel (hierplan/models/local_chat.py).
 
 Command: `python bench/decode.py --tokens {n} --repeats {args.repeats}{f" --threads {args.threads}" if args.threads else ""}` (torch threads: {torch.get_num_threads()})
 Machine: {machine_line()}
@@ -154,7 +155,7 @@ Machine: {machine_line()}
 | --- | --- | ---: | --- | ---: | ---: | ---: |
 | plain `model.generate` | float32 | {med['plain']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain'])} | 1.00x | {cpu_med['plain']:.1f} | 1.00x |
 | plain `model.generate`, hierplan's weights | {weights} | {med['plain_chosen']:.1f} | {", ".join(f"{r:.1f}" for r in rates['plain_chosen'])} | {med['plain_chosen'] / med['plain']:.2f}x | {cpu_med['plain_chosen']:.1f} | {cpu_med['plain_chosen'] / cpu_med['plain']:.2f}x |
-| hierplan `load_chat_model` + pipeline | {weights} | {med['hierplan']:.1f} | {", ".join(f"{r:.1f}" for r in rates['hierplan'])} | **{ratio:.2f}x** | {cpu_med['hierplan']:.1f} | {cpu_ratio:.2f}x |
+| hierplan `load_chat_model` (LocalChatModel) | {weights} | {med['hierplan']:.1f} | {", ".join(f"{r:.1f}" for r in rates['hierplan'])} | **{ratio:.2f}x** | {cpu_med['hierplan']:.1f} | {cpu_ratio:.2f}x |
 
 Target >= 1.4x: **{target}**.
 

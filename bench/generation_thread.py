@@ -2,8 +2,9 @@
 
 LangGraph runs parallel steps on its worker threads. The embedded model decodes 48 tokens (agent sampling)
 called from the main thread, from a fresh thread per call, and from a pool of 4 threads, once through
-hierplan's pipeline as loaded (every generate call on hierplan's torch thread, hierplan/models/torch_thread.py)
-and once with the pipeline's own forward restored (generate runs on whichever thread calls).
+hierplan's chat model as loaded (every generate pass on hierplan's torch thread, hierplan/models/torch_thread.py)
+and once with passes run inline (generate runs on whichever thread calls: the bench makes the batcher believe
+every thread is the torch thread).
 
     python bench/generation_thread.py [--tokens 48] [--no-write]
 """
@@ -36,9 +37,9 @@ def main() -> None:
     from hierplan.models import load_chat_model
 
     chat = load_chat_model()
-    pipe = chat.llm.pipeline
-    pinned = pipe.forward
-    unpinned = type(pipe).forward.__get__(pipe)
+    from hierplan.models import torch_thread
+
+    pinned = torch_thread.on_torch_thread
     kwargs = {"do_sample": True, "temperature": 0.2, "top_p": 0.9,
               "max_new_tokens": args.tokens, "min_new_tokens": args.tokens}
 
@@ -64,13 +65,13 @@ def main() -> None:
     results: dict[tuple[str, str], float] = {}
     call()  # warm-up
     # The unpinned runs go last: once another thread has run torch kernels, libgomp throttles every thread.
-    for mode, forward in (("hierplan's torch thread", pinned), ("the calling thread", unpinned)):
-        pipe.forward = forward
+    for mode, where in (("hierplan's torch thread", pinned), ("the calling thread", lambda: True)):
+        torch_thread.on_torch_thread = where
         for caller, run in callers.items():
             rates = run()
             results[mode, caller] = statistics.median(rates)
             print(f"{mode}, called from {caller}: {[round(r, 1) for r in rates]} tok/s", flush=True)
-    pipe.forward = pinned
+    torch_thread.on_torch_thread = pinned
     pool.shutdown()
     rows = ["| generate runs on | " + " | ".join(f"called from {c}" for c in callers) + " |",
             "| --- |" + " ---: |" * len(callers)]
@@ -86,7 +87,7 @@ Machine: {machine_line()}
 
 {table}
 
-The second row restores the pipeline's own `forward`, so generate runs on the thread that calls; it runs last,
+The second row runs each pass inline, so generate runs on the thread that calls; it runs last,
 because once a second thread has run torch kernels libgomp's throttled spin applies to both.
 """)
 

@@ -55,6 +55,32 @@ class ScriptedChatModel(BaseChatModel):
         return sum(1 for c in self.calls if c["node"] == node)
 
 
+class StructuredScriptedChatModel(ScriptedChatModel):
+    """A ScriptedChatModel with ``with_structured_output``: the scripted reply is the raw message, marked
+    with ``response_metadata["hierplan_structured"] = method``; ``parsed`` is the schema's validation of it.
+    The schema is recorded in the call's kwargs as ``response_format``."""
+
+    method: str = "grammar"
+
+    def with_structured_output(self, schema, *, include_raw: bool = False, **kwargs):
+        from langchain_core.runnables import RunnableLambda
+
+        def run(messages, config=None, **call_kwargs):
+            raw = self.invoke(messages, response_format=schema, **call_kwargs)
+            raw.response_metadata["hierplan_structured"] = self.method
+            try:
+                parsed, error = schema.model_validate_json(raw.content), None
+            except ValueError as exc:
+                parsed, error = None, exc
+            return {"raw": raw, "parsed": parsed, "parsing_error": error} if include_raw else parsed
+
+        class Structured:
+            def invoke(self, messages, config=None, **call_kwargs):
+                return run(messages, config, **call_kwargs)
+
+        return Structured()
+
+
 def plan_json(tools: list[str], goal: str = "Do the task", fenced: bool = False, prose: bool = False,
               depends: dict[int, list[int]] | None = None) -> str:
     steps = [{"id": i, "title": f"Step {i} ({tool})", "instruction": f"Do part {i}", "tool": tool,

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from hierplan.cli.run_cmd import DEMO_TASK
-from hierplan.models.constrained import plan_constraint_kwargs, schema_regex, worst_case_json_bytes
+from hierplan.models.constrained import schema_regex, worst_case_json_bytes
 from hierplan.nodes import prompts
 from hierplan.schema import Plan
 
@@ -47,13 +47,14 @@ def _plan_dict(n_steps: int) -> dict:
     }
 
 
-def test_fake_chat_model_gets_no_constraint():
+def test_a_model_without_structured_output_says_so():
+    """The planner's cue for its text path: langchain's default raises NotImplementedError."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
     fake = GenericFakeChatModel(messages=iter([AIMessage(content="{}")]))
-    assert plan_constraint_kwargs(fake, schema_model=Plan) is None
-    assert plan_constraint_kwargs(object(), schema_model=Plan) is None
+    with pytest.raises(NotImplementedError):
+        fake.with_structured_output(Plan, include_raw=True)
 
 
 def test_import_does_not_import_torch():
@@ -126,7 +127,9 @@ def test_the_grammar_compiles_on_the_torch_thread(embedded_chat, monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(constrained, "_compiled_for", recording)
-    assert plan_constraint_kwargs(embedded_chat, schema_model=Plan) is not None
+    out = embedded_chat.with_structured_output(Plan, include_raw=True).invoke(
+        planner_messages(TASKS[2]), max_tokens=300)
+    assert out["raw"].response_metadata["hierplan_structured"] == "grammar"
     assert seen and seen[0].startswith("hierplan-torch")
 
 
@@ -135,25 +138,38 @@ def test_the_grammar_compiles_on_the_torch_thread(embedded_chat, monkeypatch):
 def test_constrained_plans_validate_through_pipeline(embedded_chat):
     import torch
 
-    torch.manual_seed(0)
+    structured = embedded_chat.with_structured_output(Plan, include_raw=True)
     for task in TASKS:
-        kw = plan_constraint_kwargs(embedded_chat, schema_model=Plan, max_new_tokens=400)
-        assert kw is not None and len(kw["logits_processor"]) == 1
-        out = embedded_chat.invoke(
-            planner_messages(task),
-            pipeline_kwargs={"max_new_tokens": 400, "do_sample": True, "temperature": 0.2, "return_full_text": False, **kw},
-        )
-        plan = Plan.model_validate_json(out.content)
-        assert [s.id for s in plan.steps] == list(range(1, len(plan.steps) + 1))
+        out = structured.invoke(planner_messages(task), max_tokens=400, temperature=0.2, seed=0)
+        assert out["parsing_error"] is None and out["raw"].response_metadata["hierplan_structured"] == "grammar"
+        plan = Plan.model_validate_json(out["raw"].content)
+        assert out["parsed"] == plan and [s.id for s in plan.steps] == list(range(1, len(plan.steps) + 1))
+
+
+@pytest.mark.real_model
+def test_structured_rows_batched_with_plain_rows_keep_their_grammar(embedded_chat):
+    """A grammar row and free-text rows in one generate pass: only the grammar row is constrained."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from langchain_core.messages import HumanMessage
+
+    structured = embedded_chat.with_structured_output(Plan, include_raw=True)
+    passes = embedded_chat.batcher.passes
+    with ThreadPoolExecutor(3) as pool:
+        plan = pool.submit(structured.invoke, planner_messages(TASKS[1]), max_tokens=300, temperature=0.2, seed=1)
+        texts = [pool.submit(embedded_chat.invoke, [HumanMessage("Name a fruit.")], max_tokens=300) for _ in range(2)]
+        out, replies = plan.result(), [t.result() for t in texts]
+    Plan.model_validate_json(out["raw"].content)
+    assert all("hierplan_structured" not in r.response_metadata for r in replies)
+    assert all(not r.content.lstrip().startswith('{"goal"') for r in replies)
+    assert embedded_chat.batcher.passes - passes <= 2  # the later arrivals shared one pass
 
 
 @pytest.mark.real_model
 @pytest.mark.slow
 def test_budget_guard_closes_json_before_max_new_tokens(embedded_chat):
     # A budget just above the closer's reserve: the plan must still be complete and valid.
-    kw = plan_constraint_kwargs(embedded_chat, schema_model=Plan, max_new_tokens=200)
-    out = embedded_chat.invoke(
-        planner_messages(TASKS[0]),
-        pipeline_kwargs={"max_new_tokens": 200, "do_sample": False, "return_full_text": False, **kw},
-    )
-    Plan.model_validate_json(out.content)
+    out = embedded_chat.with_structured_output(Plan, include_raw=True).invoke(
+        planner_messages(TASKS[0]), max_tokens=200, temperature=0)
+    assert out["raw"].usage_metadata["output_tokens"] <= 200
+    Plan.model_validate_json(out["raw"].content)

@@ -82,9 +82,9 @@ def test_the_real_counters_see_another_busy_process():
     assert others > 0.5, f"the spinning child used {others:.2f} CPUs by the counters"
 
 
-def test_each_generate_call_runs_on_the_threads_the_share_chose():
+def test_each_generate_pass_runs_on_the_threads_the_share_chose():
     torch = pytest.importorskip("torch")
-    from hierplan.models.loader import _generation_context
+    from hierplan.models.batcher import generation_context as _generation_context
 
     class Share:
         others = 1.0

@@ -141,7 +141,7 @@ def test_failed_conversion_leaves_no_cache(monkeypatch, tmp_path):
     folder, ready = gguf_cache.cached_folder(file, "bfloat16")
     assert not ready
     with pytest.raises(OSError, match="disk full"):
-        gguf_cache.convert(file, "bfloat16", folder)
+        gguf_cache.convert(file, "bfloat16", folder, load=loader._load_gguf)
     assert not folder.exists()
     assert [p.name for p in folder.parent.iterdir() if p.name.startswith(".tmp")] == []
 
@@ -233,11 +233,13 @@ def _record_generate(chat):
 @pytest.mark.real_model
 def test_embedded_model_generates_then_loads_from_cache(model_cache_dir):
     from langchain_core.messages import HumanMessage
-    from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
+    from langchain_huggingface import HuggingFacePipeline
+
+    from hierplan.models.local_chat import LocalChatModel
 
     chat = load_chat_model()
     info = chat.metadata["hierplan_model"]
-    assert isinstance(chat, ChatHuggingFace) and isinstance(chat.llm, HuggingFacePipeline)
+    assert isinstance(chat, LocalChatModel) and isinstance(chat.llm, HuggingFacePipeline)
     assert info["source"] in {"gguf-conversion", "cache"} and info["device"] == "cpu"
     assert chat.model_id and "SmolLM2" in chat.model_id
     tokenizer = chat.tokenizer
@@ -253,20 +255,26 @@ def test_embedded_model_generates_then_loads_from_cache(model_cache_dir):
         seen.append(input_ids.shape[1])
         return scores
 
-    reply = chat.invoke(
-        [HumanMessage("What is 2+3?")],
-        pipeline_kwargs={"max_new_tokens": 8, "do_sample": False, "logits_processor": [logits_processor]},
-    )
+    reply = chat.invoke([HumanMessage("What is 2+3?")], max_tokens=8, temperature=0,
+                        logits_processor=[logits_processor])
     assert isinstance(reply.content, str) and "5" in reply.content
-    assert calls[0]["kwargs"]["max_new_tokens"] == 8 and calls[0]["kwargs"]["do_sample"] is False
+    config = calls[0]["kwargs"]["generation_config"]
+    assert config.max_new_tokens == 8 and config.do_sample is False
+    # Usage counts the ids that went in and came out of generate, once.
+    generated = calls[0]["output"][0, calls[0]["prompt_len"]:].tolist()
+    assert reply.usage_metadata["input_tokens"] == calls[0]["prompt_len"]
+    assert reply.usage_metadata["output_tokens"] == len([t for t in generated if t != 2]) <= 8
     assert calls[0]["inference_mode"], "generation should run under torch.inference_mode (faster than no_grad)"
     assert calls[0]["thread"].startswith("hierplan-torch"), "generation should run on hierplan's torch thread"
     assert seen, "the per-call logits_processor never reached model.generate"
 
     # End of turn stops generation well before the limit.
-    chat.invoke([HumanMessage("What is 2+3?")], pipeline_kwargs={"max_new_tokens": 40, "do_sample": False})
+    # (older callers' pipeline_kwargs are translated)
+    reply = chat.invoke([HumanMessage("What is 2+3?")], pipeline_kwargs={"max_new_tokens": 40, "do_sample": False})
     generated = calls[-1]["output"][0, calls[-1]["prompt_len"] :].tolist()
     assert len(generated) < 40 and generated[-1] == 2
+    assert reply.response_metadata["finish_reason"] == "stop"
+    assert reply.usage_metadata["output_tokens"] == len(generated) - 1
 
     again = load_chat_model()
     cached = again.metadata["hierplan_model"]
@@ -326,13 +334,10 @@ def test_tiny_qwen2_folder_loads_and_generates(tmp_path):
     assert info["source"] == "folder" and chat.model_id == "tiny-qwen2"
     assert chat.llm.pipeline.model.generation_config.max_new_tokens == 16
     calls = _record_generate(chat)
-    reply = chat.invoke(
-        [HumanMessage("What is 2+3?")],
-        pipeline_kwargs={"max_new_tokens": 4, "min_new_tokens": 4, "do_sample": False},
-    )
+    reply = chat.invoke([HumanMessage("What is 2+3?")], max_tokens=4, min_tokens=4, temperature=0)
     assert isinstance(reply.content, str)
     generated = calls[0]["output"][0, calls[0]["prompt_len"] :]
-    assert len(generated) == 4
+    assert len(generated) == 4 and reply.usage_metadata["output_tokens"] == 4
 
 
 def _tiny_llama(folder: Path, tie: bool):
@@ -391,3 +396,16 @@ def test_a_cache_folder_missing_a_weight_goes_through_from_pretrained(tmp_path, 
     save_file(tensors, str(weights), metadata={"format": "pt"})
     assert gguf_cache.load_cached(tmp_path, torch.bfloat16) is None
 
+
+
+def test_the_gguf_cache_does_not_import_the_loader():
+    """The loader imports gguf_cache and hands it its weight-load hook; the reverse import was a cycle."""
+    import ast
+
+    from hierplan.models import gguf_cache
+
+    tree = ast.parse(Path(gguf_cache.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names} | {node.module for node in ast.walk(tree)
+                                            if isinstance(node, ast.ImportFrom) and node.module}
+    assert not any("loader" in name for name in imported), imported

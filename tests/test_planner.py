@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedChatModel, plan_json
+from fakes import ScriptedChatModel, StructuredScriptedChatModel, plan_json
 from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object, strip_code_fences
@@ -13,9 +13,11 @@ from hierplan.models.json_grammar import schema_regex
 from hierplan.schema import DraftPlan, Plan
 
 
-def run_planner(replies: dict, constraint=None):
-    model = ScriptedChatModel(script=replies)
-    update = make_planner(model, SamplingConfig(), constraint)({"task": "Plan a picnic"})
+def run_planner(replies: dict, constrain: bool = True, method: str | None = None):
+    """method None: a model without structured output (NotImplementedError); else the structured fake."""
+    model = ScriptedChatModel(script=replies) if method is None else StructuredScriptedChatModel(
+        script=replies, method=method)
+    update = make_planner(model, SamplingConfig(), constrain)({"task": "Plan a picnic"})
     return model, update
 
 
@@ -51,16 +53,32 @@ def test_fallback_after_two_failures_is_three_llm_steps():
     assert "steps" in update["plan_failures"][1]["error"]
 
 
-def test_constrained_path_is_recorded_and_passes_the_constraint_kwargs():
-    seen = []
+def test_a_grammar_plan_is_the_constrained_source_and_the_call_carries_sampling_and_schema():
+    model, update = run_planner({"planner": [plan_json(["python", "llm", "llm"])]}, method="grammar")
+    assert update["plan_source"] == "constrained" and update["plan_failures"] == []
+    kwargs = model.calls[0]["kwargs"]
+    assert kwargs["response_format"] is DraftPlan
+    assert kwargs["temperature"] == 0.2 and kwargs["max_tokens"] == 650 and kwargs["top_p"] == 0.9
+    assert model.count("planner") == 1 and model.count("planner_retry") == 0
 
-    def constraint(model, schema, max_new_tokens):
-        seen.append((model, schema, max_new_tokens))
-        return {"logits_processor": "grammar"}
 
-    model, update = run_planner({"planner": [plan_json(["python", "llm", "llm"])]}, constraint)
-    assert update["plan_source"] == "constrained"
-    assert seen == [(model, DraftPlan, 650)]
+@pytest.mark.parametrize("method", ["json_schema", "json_object", "tool_calling"])
+def test_a_server_side_structured_plan_keeps_the_servers_method_as_its_source(method):
+    _, update = run_planner({"planner": [plan_json(["llm"] * 3)]}, method=method)
+    assert update["plan_source"] == method
+
+
+def test_an_invalid_structured_plan_goes_to_the_strict_retry():
+    model, update = run_planner({"planner": ["{broken"], "planner_retry": [plan_json(["llm"] * 3)]},
+                                method="json_object")
+    assert update["plan_source"] == "retry"
+    assert update["plan_failures"][0]["source"] == "json_object"
+    assert "response_format" not in model.calls[1]["kwargs"] and model.calls[1]["kwargs"]["temperature"] == 0.0
+
+
+def test_constrain_off_never_asks_for_structured_output():
+    model, update = run_planner({"planner": [plan_json(["llm"] * 3)]}, constrain=False, method="grammar")
+    assert update["plan_source"] == "model" and "response_format" not in model.calls[0]["kwargs"]
 
 
 def test_worked_examples_come_before_the_task_in_both_attempts():
@@ -91,9 +109,14 @@ def test_draft_bounds_are_tighter_than_plan_bounds():
         DraftPlan.model_validate(long_edit)
 
 
-def test_constraint_factory_returning_none_means_the_plain_model_path():
-    _, update = run_planner({"planner": [plan_json(["llm"] * 3)]}, lambda *args: None)
-    assert update["plan_source"] == "model"
+def test_seeded_planner_calls_get_a_seed_per_attempt():
+    model = ScriptedChatModel(script={"planner": ["nope"], "planner_retry": [plan_json(["llm"] * 3)]})
+    make_planner(model, SamplingConfig(seed=7))({"task": "Plan a picnic"})
+    seeds = [c["kwargs"]["seed"] for c in model.calls]
+    assert len(set(seeds)) == 2 and all(isinstance(s, int) for s in seeds)
+    again = ScriptedChatModel(script={"planner": ["nope"], "planner_retry": [plan_json(["llm"] * 3)]})
+    make_planner(again, SamplingConfig(seed=7))({"task": "Plan a picnic"})
+    assert [c["kwargs"]["seed"] for c in again.calls] == seeds
 
 
 def test_planner_records_its_model_calls():

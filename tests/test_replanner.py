@@ -69,3 +69,16 @@ def test_an_invalid_revision_records_why():
     _, out = run(["python", "llm", "llm"], [FAIL], {"replanner": ['{"steps": []}']})
     [revision] = out["replans"]
     assert revision["applied"] is False and revision["parse_error"].startswith("steps: List should have at least 1")
+
+
+def test_with_structured_output_the_revision_is_asked_for_as_a_draft_revision():
+    from fakes import StructuredScriptedChatModel
+    from hierplan.schema import DraftRevision
+
+    model = StructuredScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm"])],
+                                                "replanner": [REVISION]}, default={"python_step": "print(x)"})
+    graph = build_graph(model=model, run_code=scripted_runner([FAIL]), max_repairs=0)
+    out = graph.invoke({"task": "t"}, CONFIG)
+    [replan] = [c for c in model.calls if c["node"] == "replanner"]
+    assert replan["kwargs"]["response_format"] is DraftRevision and "seed" not in replan["kwargs"]
+    assert out["replans"][0]["applied"] and [s["id"] for s in out["plan"]["steps"]] == [1, 2, 4, 5]

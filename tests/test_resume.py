@@ -8,7 +8,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import time
+
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from fakes import ScriptedChatModel, plan_json
 from hierplan import build_graph, open_checkpointer
@@ -51,6 +54,52 @@ def test_every_step_is_checkpointed_before_the_next_starts():
     graph.invoke({"task": "t"}, CONFIG)
     counts = [len(s.values.get("results") or []) for s in graph.get_state_history(CONFIG)]
     assert sorted(set(counts)) == [0, 1, 2, 3, 4]  # a checkpoint after every single step
+
+
+class SlowSaver(InMemorySaver):
+    """Records when each checkpoint write starts and ends; each write takes a while."""
+
+    def __init__(self, events: list):
+        super().__init__()
+        self.events = events
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        self.events.append(("put", metadata.get("step")))
+        time.sleep(0.15)
+        out = super().put(config, checkpoint, metadata, new_versions)
+        self.events.append(("saved", metadata.get("step")))
+        return out
+
+
+@pytest.mark.parametrize("how", ["invoke", "stream", "async-asked"])
+def test_each_checkpoint_is_written_before_the_next_node_runs(how):
+    """durability="sync" is build_graph's default: a slow write still ends before the next node's model call.
+    Under LangGraph's own default ("async") the write overlaps the next node, and this check fails, which
+    the "async-asked" case shows (a caller's explicit durability wins over the default)."""
+    events: list = []
+
+    def reply(node, text):
+        def record(messages):
+            events.append(("call", node))
+            return text
+        return record
+
+    model = ScriptedChatModel(script={"planner": [reply("planner", plan_json(["llm"] * 3))],
+                                      "llm_step": [reply("llm_step", f"answer {i}") for i in range(3)],
+                                      "aggregator": [reply("aggregator", "done")]})
+    graph = build_graph(model=model, checkpointer=SlowSaver(events), constrain=False, parallel=False)
+    config = {"configurable": {"thread_id": f"durable-{how}"}}
+    if how == "stream":
+        list(graph.stream({"task": "t"}, config))
+    else:
+        graph.invoke({"task": "t"}, config, **({"durability": "async"} if how == "async-asked" else {}))
+    # Before each model call (after the first), every write begun so far has ended.
+    pending, violations = 0, 0
+    for kind, _ in events:
+        pending += {"put": 1, "saved": -1}.get(kind, 0)
+        violations += kind == "call" and pending > 0
+    assert [e for e in events if e[0] == "call"][-1] == ("call", "aggregator")
+    assert (violations == 0) == (how != "async-asked"), events
 
 
 WORKER = textwrap.dedent("""

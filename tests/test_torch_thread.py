@@ -73,32 +73,14 @@ def test_ctrl_c_while_waiting_tells_the_work_to_stop():
     assert finished.wait(5), "the abandoned work did not stop"
 
 
-def test_a_pinned_forward_keeps_the_callers_stopping_criteria_and_adds_one_for_abandoning():
-    torch = pytest.importorskip("torch")
-    seen = {}
+def test_submit_queues_on_the_torch_thread_without_waiting():
+    release = threading.Event()
 
-    def forward(model_inputs, **params):
-        seen.update(params, thread=threading.current_thread().name, inputs=model_inputs)
-        return "outputs"
+    def blocked():
+        release.wait(5)
+        return threading.current_thread().name
 
-    class Mine:
-        def __call__(self, input_ids, scores, **kwargs):
-            return torch.zeros(input_ids.shape[0], dtype=torch.bool)
-
-    pinned = torch_thread.pinned_forward(forward)
-    assert pinned({"input_ids": 1}, max_new_tokens=5, stopping_criteria=[Mine()]) == "outputs"
-    assert seen["thread"].startswith("hierplan-torch") and seen["max_new_tokens"] == 5
-    criteria = seen["stopping_criteria"]
-    assert isinstance(criteria[0], Mine) and len(criteria) == 2
-    ids = torch.zeros((2, 3), dtype=torch.long)
-    assert not criteria[1](ids, None).any()  # not abandoned: generation goes on
-
-
-def test_the_abandon_criterion_stops_every_sequence_once_set():
-    torch = pytest.importorskip("torch")
-    event = threading.Event()
-    criterion = torch_thread.stop_when_set(event)
-    ids = torch.zeros((3, 4), dtype=torch.long)
-    assert criterion(ids, None).tolist() == [False, False, False]
-    event.set()
-    assert criterion(ids, None).tolist() == [True, True, True]
+    future = torch_thread.submit(blocked)
+    assert not future.done()  # the caller went on while the work waits
+    release.set()
+    assert future.result(5).startswith("hierplan-torch")

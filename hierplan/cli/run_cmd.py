@@ -110,7 +110,7 @@ def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: 
         if resumed and graph.get_state(config).created_at is None:
             graph_input = {"task": task}  # interrupted before the first checkpoint: start over
         while True:
-            for mode, chunk in graph.stream(graph_input, config, stream_mode=["updates", "custom"]):
+            for mode, chunk in graph.stream(graph_input, config, stream_mode=["updates", "custom"], durability="sync"):
                 if mode == "custom":
                     reporter.live(chunk)
                     continue

@@ -23,7 +23,7 @@ def evaluate_task(graph: Any, task: EvalTask, thread_id: str) -> dict[str, Any]:
     error = None
     start = time.perf_counter()
     try:
-        state = graph.invoke({"task": task.question}, config)
+        state = graph.invoke({"task": task.question}, config, durability="sync")
     except Exception as exc:  # noqa: BLE001 - one task's failure must not end the evaluation
         error = f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
         state = _partial_state(graph, config)

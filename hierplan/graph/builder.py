@@ -16,13 +16,13 @@ from hierplan.nodes.aggregator import make_aggregator
 from hierplan.nodes.approval import after_approval, approval
 from hierplan.nodes.context import ready_steps
 from hierplan.nodes.llm_step import make_llm_step
-from hierplan.nodes.planner import ConstraintFactory, default_constraint, make_planner
+from hierplan.nodes.planner import make_planner
 from hierplan.nodes.python_step import MAX_CODE_REPAIRS, CodeRunner, default_runner, make_python_step
 from hierplan.nodes.replanner import MAX_REPLANS, make_replanner, unhandled_failure
 
-# LangGraph reads the default durability from this config key; "sync" writes each step's checkpoint
-# before the next step starts, which is what makes resume lose nothing.
-_DURABILITY_KEY = "__pregel_durability"
+# "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
+# LangGraph takes it as an invoke/stream argument; build_graph binds it (Runnable.bind) as the default.
+DURABILITY = "sync"
 
 
 def make_dispatch(parallel: bool, max_replans: int = MAX_REPLANS):
@@ -57,15 +57,15 @@ def scheduler(state: AgentState) -> dict[str, Any]:
 
 
 def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: CodeRunner = default_runner,
-         constraint: ConstraintFactory | None = default_constraint, max_repairs: int = MAX_CODE_REPAIRS,
+         constrain: bool = True, max_repairs: int = MAX_CODE_REPAIRS,
          parallel: bool = True, max_replans: int = MAX_REPLANS, approve: bool = False) -> StateGraph:
     """The uncompiled graph. Nodes hold the model and only call it when they run."""
     graph = StateGraph(AgentState, input_schema=InputState)
-    graph.add_node("planner", make_planner(model, sampling, constraint))
+    graph.add_node("planner", make_planner(model, sampling, constrain))
     graph.add_node("scheduler", scheduler)
     graph.add_node("python_step", make_python_step(model, sampling, run_code, max_repairs))
     graph.add_node("llm_step", make_llm_step(model, sampling))
-    graph.add_node("replanner", make_replanner(model, sampling, constraint))
+    graph.add_node("replanner", make_replanner(model, sampling, constrain))
     graph.add_node("aggregator", make_aggregator(model, sampling))
 
     graph.add_edge(START, "planner")
@@ -100,9 +100,10 @@ def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver | None =
     if not isinstance(model, BaseChatModel):
         raise TypeError(f"model must be a LangChain BaseChatModel, got {type(model).__name__}")
     graph = wire(model, sampling or SamplingConfig(), run_code=run_code,
-                 constraint=default_constraint if constrain else None, max_repairs=max_repairs,
+                 constrain=constrain, max_repairs=max_repairs,
                  parallel=parallel, max_replans=max_replans, approve=approve)
     compiled = graph.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
                              name="hierplan")
-    return compiled.with_config({"recursion_limit": RECURSION_LIMIT,
-                                 "configurable": {_DURABILITY_KEY: "sync"}})
+    # bind: invoke/stream/batch get durability="sync" unless the caller passes their own; the binding forwards
+    # get_state, update_state, get_graph and the rest to the compiled graph.
+    return compiled.with_config({"recursion_limit": RECURSION_LIMIT}).bind(durability=DURABILITY)

@@ -1,10 +1,9 @@
 """Grammar-constrained JSON decoding for the planner.
 
-``plan_constraint_kwargs(chat_model, schema_model=Plan)`` returns generation kwargs
-(``{"logits_processor": LogitsProcessorList([...])}``) that make a local transformers
-pipeline emit only compact JSON that ``Plan.model_validate_json`` accepts, then stop.
-It returns None when the chat model is not a local transformers pipeline or no
-grammar engine is importable; the planner then parses/retries/falls back as before.
+``grammar_processor(model, tokenizer, Plan)`` returns a logits processor that makes a
+local transformers model emit only compact JSON that ``Plan.model_validate_json``
+accepts, then stop. The local chat model (local_chat.py) uses it for
+``with_structured_output``; nodes never see it.
 
 The grammar is a regular expression built from the schema (``schema_regex``): every
 property is emitted in schema order, strings keep their length bounds, and an
@@ -21,7 +20,7 @@ from typing import Any
 from hierplan.models import torch_thread
 from hierplan.models.json_grammar import schema_regex, worst_case_json_bytes
 
-__all__ = ["plan_constraint_kwargs", "schema_regex", "worst_case_json_bytes"]
+__all__ = ["available", "grammar_processor", "schema_regex", "worst_case_json_bytes"]
 
 _lock = threading.Lock()
 _compiled: dict[tuple, Any] = {}  # (id(tokenizer), schema key, stop ids) -> (tokenizer, compiled grammar)
@@ -31,15 +30,6 @@ _compiled: dict[tuple, Any] = {}  # (id(tokenizer), schema key, stop ids) -> (to
 
 # Token budget the planner decodes under; near its end the processor closes the JSON (see _restrict).
 DEFAULT_MAX_NEW_TOKENS = 700
-
-
-def _pipeline_of(chat_model: Any) -> Any | None:
-    """The transformers pipeline behind a ChatHuggingFace / HuggingFacePipeline, else None."""
-    llm = getattr(chat_model, "llm", chat_model)
-    pipe = getattr(llm, "pipeline", None)
-    if pipe is None or not callable(getattr(getattr(pipe, "model", None), "generate", None)):
-        return None
-    return pipe if getattr(pipe, "tokenizer", None) is not None else None
 
 
 def _stop_ids(model: Any, tokenizer: Any) -> list[int]:
@@ -152,15 +142,15 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
         def __init__(self) -> None:
             self.matchers: list[Any] = []
             self.states: list[tuple[bool, bool]] = []
-            self.prompt_len = 0
+            self.generated = 0  # counted here, not from input_ids' width: a row may continue in a later pass
 
         def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
             if not self.matchers:
                 self.matchers = [comp.matcher() for _ in range(input_ids.shape[0])]
                 self.states = [(False, False)] * input_ids.shape[0]
                 self.bitmask = lt.allocate_token_bitmask(input_ids.shape[0], comp.vocab_size)
-                self.prompt_len = input_ids.shape[1]
             else:
+                self.generated += 1
                 for row, matcher in enumerate(self.matchers):
                     token = int(input_ids[row, -1])
                     if matcher.is_stopped():
@@ -169,8 +159,7 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
                         raise RuntimeError(f"token {token} broke the plan grammar: {matcher.get_error()}")
                     if closing_from is not None:
                         self.states[row] = _scan(self.states[row], comp.lltok.decode_bytes([token]))
-            generated = input_ids.shape[1] - self.prompt_len
-            closing = closing_from is not None and generated >= closing_from
+            closing = closing_from is not None and self.generated >= closing_from
             view = scores[:, : comp.vocab_size]
             if scores.shape[1] > comp.vocab_size:
                 scores[:, comp.vocab_size :] = float("-inf")
@@ -186,8 +175,7 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
     return PlanGrammarProcessor()
 
 
-def _compiled_for(pipe: Any, schema_model: Any) -> _Compiled:
-    tokenizer, model = pipe.tokenizer, pipe.model
+def _compiled_for(model: Any, tokenizer: Any, schema_model: Any) -> _Compiled:
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
     stop = _stop_ids(model, tokenizer)
     regex = schema_regex(schema_model)
@@ -199,28 +187,25 @@ def _compiled_for(pipe: Any, schema_model: Any) -> _Compiled:
     return hit[1]
 
 
-def plan_constraint_kwargs(
-    chat_model: Any, schema_model: Any = None, *, max_new_tokens: int | None = DEFAULT_MAX_NEW_TOKENS
-) -> dict[str, Any] | None:
-    """Generation kwargs that constrain a local transformers chat model to ``schema_model`` JSON.
-
-    Merge the result into ``pipeline_kwargs`` of ``chat_model.invoke``. Returns None when
-    ``chat_model`` is not backed by a local transformers pipeline or llguidance is missing.
-    ``max_new_tokens`` must be the budget you generate with: the processor keeps enough
-    tokens back to close the JSON before it runs out (None disables that guard).
-    """
-    if schema_model is None:
-        from hierplan.schema import Plan as schema_model
-    pipe = _pipeline_of(chat_model)
-    if pipe is None:
-        return None
+def available() -> bool:
+    """Whether the grammar engine (llguidance) is importable."""
     try:
         # Engine: llguidance -- 0.07 ms/token mask with string escapes; xgrammar stalls (150+ ms) on them.
         import llguidance  # noqa: F401
     except ImportError:
-        return None
-    from transformers import LogitsProcessorList
+        return False
+    return True
 
+
+def grammar_processor(
+    model: Any, tokenizer: Any, schema_model: Any, *, max_new_tokens: int | None = DEFAULT_MAX_NEW_TOKENS
+) -> Any:
+    """A transformers LogitsProcessor that constrains generation to ``schema_model`` JSON, then stops.
+
+    For one generate row (rows.py calls it with the row's slice); stateful, so one per call. ``max_new_tokens``
+    must be the budget the row generates with: the processor keeps enough tokens back to close the JSON before
+    it runs out (None disables that guard). Needs llguidance (``available()``).
+    """
     # The compile runs torch kernels: on the torch thread, like generation (torch_thread.py says why).
-    comp = torch_thread.run(_compiled_for, pipe, schema_model)
-    return {"logits_processor": LogitsProcessorList([_make_processor(comp, max_new_tokens)])}
+    comp = torch_thread.run(_compiled_for, model, tokenizer, schema_model)
+    return _make_processor(comp, max_new_tokens)

@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 log = logging.getLogger(__name__)
 
@@ -97,21 +98,22 @@ def cached_folder(gguf_path: str | os.PathLike, dtype_name: str) -> tuple[Path, 
     return folder, (folder / MANIFEST).is_file()
 
 
-def convert(gguf_path: str | os.PathLike, dtype_name: str, folder: Path) -> Path:
+def convert(gguf_path: str | os.PathLike, dtype_name: str, folder: Path, *, load: Callable[..., Any]) -> Path:
     """Dequantize the GGUF once and write it to ``folder`` atomically; returns ``folder``.
 
-    The weight load goes through ``hierplan.models.loader._from_pretrained`` (the test guard's hook).
+    ``load(path, gguf_file=..., dtype=...)`` loads the weights: the loader passes its own hook (the test
+    guard's), so this module needs no import of the loader.
     """
     import torch
     from transformers import AutoTokenizer
 
-    from hierplan.models import int4, loader  # the module, so a monkeypatched _from_pretrained is used
+    from hierplan.models import int4
 
     source = Path(gguf_path).resolve()
     dtype = getattr(torch, dtype_name)
     log.warning("Converting %s once into %s (about 20 s; later starts load the cache)", source.name, folder)
     started = time.perf_counter()
-    model = loader._from_pretrained(str(source.parent), gguf_file=source.name, dtype=torch.float32)
+    model = load(str(source.parent), gguf_file=source.name, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
     quantizer = getattr(model, "hf_quantizer", None)
     if quantizer is not None:

@@ -41,6 +41,11 @@ def _from_pretrained(path: str, **kwargs: Any):
     return AutoModelForCausalLM.from_pretrained(path, **kwargs)
 
 
+def _load_gguf(path: str, **kwargs: Any):
+    """gguf_cache.convert's weight load: through _from_pretrained, looked up when called (the test guard)."""
+    return _from_pretrained(path, **kwargs)
+
+
 def _normalize_quantize(quantize: str | None) -> str | None:
     if quantize is None:
         return None
@@ -118,48 +123,21 @@ def _configure(model, tokenizer, max_new_tokens: int) -> None:
     generation.max_length = None
 
 
-def _generation_context(share: CpuShare | None):
-    """What Pipeline.get_inference_context returns: a context manager factory, entered per generate call.
-
-    inference_mode rather than the pipeline's no_grad: it also skips autograd's version counting and view
-    tracking, about 10% faster decode on the embedded model (bench/decode.py); nothing hierplan generates is
-    differentiated. On CPU, ``share`` sets the torch threads for the call (cpu_share.py).
-    """
-    import torch
-
-    @contextlib.contextmanager
-    def context():
-        if share is not None:
-            threads = share.threads()
-            if threads != torch.get_num_threads():
-                log.debug("generating on %d torch threads (other processes used %.1f CPUs)", threads, share.others)
-                torch.set_num_threads(threads)
-        with torch.inference_mode():
-            yield
-
-    return context
-
-
 def _wrap(model, tokenizer, name: str, max_new_tokens: int, info: dict):
     import torch
-    from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
+    from langchain_huggingface import HuggingFacePipeline
     from transformers import pipeline
 
-    pipe = pipeline(
-        "text-generation",
-        model=model,
-        tokenizer=tokenizer,
-        return_full_text=False,
-        max_new_tokens=max_new_tokens,
-    )
+    from hierplan.models.local_chat import LocalChatModel
+
+    # The pipeline carries model and tokenizer the way langchain-huggingface users build them; the chat
+    # model generates through them itself (local_chat.py says why).
+    pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, return_full_text=False,
+                    max_new_tokens=max_new_tokens)
     adapt = info.get("device") == "cpu" and os.environ.get(ADAPT_THREADS_ENV, "1").strip().lower() not in _OFF
-    share = CpuShare(torch.get_num_threads()) if adapt else None
-    context = _generation_context(share)
-    pipe.get_inference_context = lambda: context
-    if info.get("device") == "cpu":
-        pipe.forward = torch_thread.pinned_forward(pipe.forward)
     llm = HuggingFacePipeline(pipeline=pipe, model_id=name, pipeline_kwargs={"max_new_tokens": max_new_tokens})
-    chat = ChatHuggingFace(llm=llm, tokenizer=tokenizer, model_id=name)
+    chat = LocalChatModel(llm=llm, model_id=name, max_tokens=max_new_tokens,
+                          cpu_share=CpuShare(torch.get_num_threads()) if adapt else None)
     chat.metadata = {**(chat.metadata or {}), "hierplan_model": info}
     return chat
 
@@ -177,7 +155,7 @@ def _load_weights(spec: ModelSpec, device: str, quantize: str | None) -> tuple[A
         path = str(folder)
         if not ready:
             try:
-                gguf_cache.convert(spec.path, dtype_name, folder)
+                gguf_cache.convert(spec.path, dtype_name, folder, load=_load_gguf)
             except OSError as error:  # cache not writable, disk full: run from the GGUF itself, uncached
                 warnings.warn(
                     f"Could not write the model cache in {folder.parent} ({error}); loading {spec.path} "
@@ -203,7 +181,7 @@ def _load_weights(spec: ModelSpec, device: str, quantize: str | None) -> tuple[A
                 raise
             log.warning("Cached model %s is unreadable (%s); converting again", path, error)
             gguf_cache.discard(Path(path))
-            gguf_cache.convert(spec.path, cpu_dtype_name(), Path(path))
+            gguf_cache.convert(spec.path, cpu_dtype_name(), Path(path), load=_load_gguf)
             info["source"] = "gguf-conversion"
             model = _from_pretrained(path, dtype=dtype)
         info["quantized"] = "none"
@@ -260,6 +238,7 @@ def load_chat_model(
     device: str | None = None,
     quantize: str | None = None,
     max_new_tokens: int = 512,
+    **kwargs: Any,
 ):
     """Load a chat model for the agent.
 
@@ -269,8 +248,10 @@ def load_chat_model(
     (falls back to unquantized with a warning), and on a bf16 CPU a 4-bit GGUF's own weights as exact int4
     (int4.py); "none" = float weights everywhere.
 
-    Returns ``ChatHuggingFace``; per-call generation settings go in
-    ``chat.invoke(messages, pipeline_kwargs={...})``. ``chat.metadata["hierplan_model"]`` records where
+    Returns a ``LocalChatModel`` (local_chat.py); per-call sampling goes in standard keyword arguments,
+    ``chat.invoke(messages, temperature=0.2, top_p=0.9, max_tokens=200, seed=7)`` or ``chat.bind(...)``.
+    Other keyword arguments (meant for remote models) are ignored here.
+    ``chat.metadata["hierplan_model"]`` records where
     the weights came from (``source``: "cache", "gguf-conversion", "gguf-direct" (cache not writable),
     "folder" or "hub"), path, dtype, device, quantized ("int4", "4bit" or "none").
     """

@@ -8,14 +8,15 @@ calling thread after loading on another decoded about 20 tok/s, on this one thre
 the main thread or from worker threads such as LangGraph's (docs/benchmarks.md, "Generation thread"). So hierplan keeps all of it on one thread, whichever thread calls.
 
 Why not a library: this is a one-worker ThreadPoolExecutor; what is ours is carrying the caller's context
-variables over (LangGraph's stream writer lives in them) and stopping a generation whose caller gave up.
+variables over (LangGraph's stream writer lives in them) and telling work whose caller gave up to stop.
+Generate passes are queued here by batcher.py.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 _executor: ThreadPoolExecutor | None = None
@@ -31,47 +32,27 @@ def on_torch_thread() -> bool:
     return getattr(_here, "inside", False)
 
 
+def submit(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+    """Queue ``fn(*args, **kwargs)`` on the torch thread with the caller's context variables; do not wait."""
+    global _executor
+    with _guard:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(1, thread_name_prefix="hierplan-torch", initializer=_mark)
+    return _executor.submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
 def run(fn: Callable[..., Any], *args: Any, on_abandon: Callable[[], None] | None = None, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` on the torch thread with the caller's context variables; its result or exception.
 
     Run inline when already on that thread. If the caller is interrupted while waiting (Ctrl-C), ``on_abandon``
     is called so the work can stop early, and the interruption propagates.
     """
-    global _executor
     if on_torch_thread():
         return fn(*args, **kwargs)
-    with _guard:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(1, thread_name_prefix="hierplan-torch", initializer=_mark)
-    future = _executor.submit(contextvars.copy_context().run, fn, *args, **kwargs)
+    future = submit(fn, *args, **kwargs)
     try:
         return future.result()
     except BaseException:
         if not future.done() and on_abandon is not None:
             on_abandon()
         raise
-
-
-def stop_when_set(event: threading.Event) -> Any:
-    """A transformers StoppingCriteria that ends every sequence once ``event`` is set."""
-    import torch
-    from transformers import StoppingCriteria
-
-    class StopWhenSet(StoppingCriteria):
-        def __call__(self, input_ids, scores, **kwargs):
-            return torch.full((input_ids.shape[0],), event.is_set(), dtype=torch.bool)
-
-    return StopWhenSet()
-
-
-def pinned_forward(forward: Callable[..., Any]) -> Callable[..., Any]:
-    """A pipeline ``forward`` that runs on the torch thread, and stops generating if its caller gives up."""
-
-    def run_forward(model_inputs: Any, **forward_params: Any) -> Any:
-        from transformers import StoppingCriteriaList
-
-        abandoned = threading.Event()
-        criteria = StoppingCriteriaList([*(forward_params.get("stopping_criteria") or []), stop_when_set(abandoned)])
-        return run(forward, model_inputs, on_abandon=abandoned.set, **{**forward_params, "stopping_criteria": criteria})
-
-    return run_forward

@@ -1,10 +1,17 @@
-"""One place where nodes call the chat model: sampling, seeding, batching and token accounting."""
+"""One place where nodes call the chat model: sampling, seeding, batching, structured plans, token accounting.
+
+Only public chat-model calls (``invoke``, ``batch``, ``stream``, ``with_structured_output``); sampling goes as
+standard keyword arguments (temperature, top_p, max_tokens, seed, repetition_penalty), which the local model
+honours per call and per row, a remote one maps to its request, and a fake records. Token counts come from
+each message's ``usage_metadata`` (None when a model gives none). Whether the model is local, remote or fake
+is not this module's business.
+"""
 
 from __future__ import annotations
 
-import threading
 import time
 import zlib
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from langchain_core.language_models import BaseChatModel
@@ -13,32 +20,16 @@ from langchain_core.messages import BaseMessage
 from hierplan.config import Sampling
 from hierplan.schema import ModelCall
 
-# Parallel steps run in threads; a local model generates for one of them at a time (a batch counts as one),
-# which keeps seeding reproducible and never runs two generate passes fighting over the same cores.
-_locks: dict[int, threading.Lock] = {}
-_locks_guard = threading.Lock()
 
-
-def _model_lock(model: Any) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(id(model), threading.Lock())
-
-
-def is_local_pipeline(model: Any) -> bool:
-    """True for ChatHuggingFace over a local transformers pipeline (the only kind we tune sampling for)."""
-    return getattr(getattr(model, "llm", None), "pipeline", None) is not None
-
-
-def pipeline_kwargs(sampling: Sampling, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"max_new_tokens": sampling.max_new_tokens,
+def sampling_kwargs(sampling: Sampling, seed: int | None = None) -> dict[str, Any]:
+    """A node's sampling as the standard keyword arguments of a chat-model call (temperature 0 = greedy)."""
+    kwargs: dict[str, Any] = {"temperature": 0.0 if sampling.greedy else sampling.temperature,
+                              "top_p": sampling.top_p, "max_tokens": sampling.max_new_tokens,
                               "repetition_penalty": sampling.repetition_penalty}
-    if sampling.greedy:
-        kwargs["do_sample"] = False
-    else:
-        kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p)
     if sampling.min_new_tokens:
-        kwargs["min_new_tokens"] = sampling.min_new_tokens
-    kwargs.update(extra or {})
+        kwargs["min_tokens"] = sampling.min_new_tokens  # benchmarks only; the local model honours it
+    if seed is not None:
+        kwargs["seed"] = seed
     return kwargs
 
 
@@ -47,11 +38,10 @@ def call_seed(seed: int, *keys: object) -> int:
     return (seed + zlib.crc32(repr(keys).encode())) % (2**32)
 
 
-def _seed(seed: int | None, node: str, seed_key: tuple) -> None:
-    if seed is not None:
-        from transformers import set_seed  # lazy: torch only when a local model runs
-
-        set_seed(call_seed(seed, node, *seed_key))
+def _kwargs(sampling: Sampling, seed: int | None, node: str, seed_key: tuple,
+            extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    derived = None if seed is None else call_seed(seed, node, *seed_key)
+    return {**sampling_kwargs(sampling, derived), **(extra or {})}
 
 
 def invoke_model(
@@ -66,32 +56,19 @@ def invoke_model(
     on_text: Callable[[str], None] | None = None,
 ) -> tuple[str, ModelCall]:
     """Call the model once; return its text and what the call cost. ``on_text`` receives the text as it is
-    generated (streaming).
-
-    Remote or fake chat models get the messages only: their sampling is configured on the model itself.
-    """
-    if not is_local_pipeline(model):
-        start = time.perf_counter()
-        if on_text is None:
-            message = model.invoke(messages)
-        else:
-            message = None
-            for chunk in model.stream(messages):
-                on_text(_text(chunk))
-                message = chunk if message is None else message + chunk
-        return _text(message), _call(node, time.perf_counter() - start, *_usage(message))
-    extra = dict(extra_pipeline_kwargs or {})
-    if on_text is not None:
-        extra["streamer"] = _streamer(model.tokenizer, on_text)
-    kwargs = {"pipeline_kwargs": pipeline_kwargs(sampling, extra)}
-    with _model_lock(model):
-        _seed(seed, node, seed_key)
-        start = time.perf_counter()
+    generated (streaming). ``extra_pipeline_kwargs``: more keyword arguments for the call (the name is kept
+    for older callers)."""
+    kwargs = _kwargs(sampling, seed, node, seed_key, extra_pipeline_kwargs)
+    start = time.perf_counter()
+    if on_text is None:
         message = model.invoke(messages, **kwargs)
-        seconds = time.perf_counter() - start
-    text = _text(message)
-    prompt = model._to_chat_prompt(messages)
-    return text, _call(node, seconds, _count(model, prompt), _count(model, text))
+    else:
+        message = None
+        for chunk in model.stream(messages, **kwargs):
+            if text := _text(chunk):
+                on_text(text)
+            message = chunk if message is None else message + chunk
+    return _text(message), _call(node, time.perf_counter() - start, *_usage(message))
 
 
 def invoke_batch(
@@ -103,40 +80,57 @@ def invoke_batch(
     seed: int | None = None,
     seed_key: tuple = (),
 ) -> list[tuple[str, ModelCall]]:
-    """Answer several conversations; a local pipeline does it in ONE left-padded generate pass."""
+    """Answer several conversations with ``model.batch`` (the local model: ONE left-padded generate pass)."""
     if len(conversations) == 1:
         return [invoke_model(model, conversations[0], sampling, node=node, seed=seed, seed_key=seed_key)]
-    if not is_local_pipeline(model):
-        start = time.perf_counter()
-        messages = model.batch(conversations)
-        seconds = time.perf_counter() - start
-        return [(_text(m), _call(node, seconds, *_usage(m), batch=len(conversations))) for m in messages]
-    prompts = [model._to_chat_prompt(c) for c in conversations]
-    kwargs = {**pipeline_kwargs(sampling), "batch_size": len(prompts)}
-    llm = model.llm
-    with _model_lock(model):
-        _seed(seed, node, seed_key)
-        start = time.perf_counter()
-        # HuggingFacePipeline chunks prompts by its batch_size field before calling the pipeline.
-        if llm.batch_size < len(prompts):
-            llm.batch_size = len(prompts)
-        result = llm._generate(prompts, pipeline_kwargs=kwargs)
-        seconds = time.perf_counter() - start
-    texts = [generations[0].text for generations in result.generations]
-    return [(text, _call(node, seconds, _count(model, prompt), _count(model, text), batch=len(prompts)))
-            for prompt, text in zip(prompts, texts)]
+    start = time.perf_counter()
+    messages = model.batch(conversations, **_kwargs(sampling, seed, node, seed_key))
+    seconds = time.perf_counter() - start
+    return [(_text(m), _call(node, seconds, *_usage(m), batch=len(conversations))) for m in messages]
 
 
-def _streamer(tokenizer: Any, on_text: Callable[[str], None]) -> Any:
-    """A transformers streamer that hands decoded text to ``on_text``; generation stays in this thread."""
-    from transformers import TextStreamer
+@dataclass
+class Structured:
+    """A structured call's outcome: ``parsed`` is None when the reply did not validate."""
 
-    class CallbackStreamer(TextStreamer):
-        def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
-            if text:
-                on_text(text)
+    parsed: Any
+    text: str
+    call: ModelCall
+    method: str | None
+    """How the model constrained it: response_metadata["hierplan_structured"] ("grammar", "json_schema",
+    "json_object", "tool_calling"), or None when the model did not say."""
 
-    return CallbackStreamer(tokenizer, skip_prompt=True, skip_special_tokens=True)
+
+def invoke_structured(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    sampling: Sampling,
+    schema: type,
+    *,
+    node: str,
+    seed: int | None = None,
+    seed_key: tuple = (),
+    on_start: Callable[[], None] | None = None,
+) -> Structured | None:
+    """Ask for ``schema`` through ``model.with_structured_output(schema, include_raw=True)``.
+
+    None when the model offers no structured output (NotImplementedError: fakes, plain local pipelines),
+    so the caller uses its text path; ``on_start`` is called only when the structured call goes ahead.
+    Sampling goes as invoke keyword arguments, which reach the model when
+    it is the runnable's first step (hierplan's models build it so).
+    """
+    try:
+        runnable = model.with_structured_output(schema, include_raw=True)
+    except NotImplementedError:
+        return None
+    if on_start is not None:
+        on_start()
+    start = time.perf_counter()
+    result = runnable.invoke(messages, **_kwargs(sampling, seed, node, seed_key))
+    raw = result["raw"]
+    call = _call(node, time.perf_counter() - start, *_usage(raw))
+    method = (getattr(raw, "response_metadata", None) or {}).get("hierplan_structured")
+    return Structured(parsed=result.get("parsed"), text=_text(raw), call=call, method=method)
 
 
 def _text(message: Any) -> str:
@@ -147,11 +141,6 @@ def _call(node: str, seconds: float, prompt_tokens: int | None, generated_tokens
           batch: int = 1) -> ModelCall:
     return ModelCall(node=node, prompt_tokens=prompt_tokens, generated_tokens=generated_tokens,
                      seconds=round(seconds, 3), batch=batch)
-
-
-def _count(model: Any, text: str) -> int:
-    # HuggingFacePipeline reports no usage, so count with the model's own tokenizer.
-    return len(model.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 def _usage(message: Any) -> tuple[int | None, int | None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -14,13 +14,8 @@ from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
-from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Revision, Step, short_error
-
-# The constraint for a JSON generation: (model, schema model, token budget) -> kwargs for the pipeline,
-# or None where no grammar applies (a remote or fake model).
-ConstraintFactory = Callable[[BaseChatModel, type, int], dict[str, Any] | None]
-
 
 def fallback_plan(task: str) -> Plan:
     """The original tutorial's fixed plan: analyse, execute, refine, all LLM steps."""
@@ -52,15 +47,18 @@ def parse_plan(text: str, schema: type[Plan] | type[Revision] = Plan):
     return schema.model_validate(data)
 
 
-def default_constraint(model: BaseChatModel, schema: type, max_new_tokens: int) -> dict[str, Any] | None:
-    from hierplan.models.constrained import plan_constraint_kwargs
+# How the model constrained a structured plan (response_metadata["hierplan_structured"]) -> plan_source.
+STRUCTURED_SOURCES = {"grammar": "constrained", "json_schema": "json_schema", "json_object": "json_object",
+                      "tool_calling": "tool_calling"}
 
-    return plan_constraint_kwargs(model, schema_model=schema, max_new_tokens=max_new_tokens)
 
+def make_planner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool = True):
+    """Build the planner node. ``constrain=False`` turns structured (constrained) planning off.
 
-def make_planner(model: BaseChatModel, sampling: SamplingConfig,
-                 constraint: ConstraintFactory | None = default_constraint):
-    """Build the planner node. ``constraint=None`` turns grammar-constrained planning off."""
+    With ``constrain``, the first attempt asks ``model.with_structured_output(DraftPlan)``; a model without it
+    (NotImplementedError) gets the plain text prompt instead. Either way a failed first attempt gets one
+    stricter retry at temperature 0, then the fallback plan.
+    """
 
     examples = example_turns()
 
@@ -69,18 +67,29 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig,
         failures: list[dict[str, Any]] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task))
-        extra = constraint(model, DraftPlan, sampling.planner.max_new_tokens) if constraint else None
+        first = None
+        if constrain:
+            got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *examples, user],
+                                    sampling.planner, DraftPlan, node="planner", seed=sampling.seed,
+                                    seed_key=("constrained",),
+                                    on_start=lambda: emit("planning", attempt="constrained"))
+            if got is not None:
+                calls.append(got.call.model_dump())
+                first = (STRUCTURED_SOURCES.get(got.method or "", got.method or "structured"), got.text)
         attempts = [
-            ("constrained" if extra is not None else "model", prompts.PLANNER_SYSTEM, sampling.planner, extra),
+            ("model", prompts.PLANNER_SYSTEM, sampling.planner),
             # The stricter retry runs at temperature 0, unconstrained, as the original did.
-            ("retry", prompts.PLANNER_RETRY_SYSTEM, replace(sampling.planner, temperature=0.0), None),
+            ("retry", prompts.PLANNER_RETRY_SYSTEM, replace(sampling.planner, temperature=0.0)),
         ]
-        for source, system, node_sampling, kwargs in attempts:
-            emit("planning", attempt=source)
-            messages = [SystemMessage(system), *examples, user]
-            text, call = invoke_model(model, messages, node_sampling, node="planner",
-                                      seed=sampling.seed, seed_key=(source,), extra_pipeline_kwargs=kwargs)
-            calls.append(call.model_dump())
+        for source, system, node_sampling in attempts:
+            if source == "model" and first is not None:
+                source, text = first
+            else:
+                emit("planning", attempt=source)
+                messages = [SystemMessage(system), *examples, user]
+                text, call = invoke_model(model, messages, node_sampling, node="planner",
+                                          seed=sampling.seed, seed_key=(source,))
+                calls.append(call.model_dump())
             try:
                 plan = parse_plan(text)
             except (NoJSONFound, ValidationError, ValueError) as exc:

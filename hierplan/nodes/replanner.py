@@ -10,8 +10,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results, truncate
-from hierplan.nodes.model_call import invoke_model
-from hierplan.nodes.planner import ConstraintFactory, default_constraint, parse_plan
+from hierplan.nodes.model_call import invoke_model, invoke_structured
+from hierplan.nodes.planner import parse_plan
 from hierplan.schema import MAX_STEPS, DraftRevision, Revision, short_error
 
 MAX_REPLANS = 1
@@ -36,8 +36,10 @@ def revise_steps(plan: dict[str, Any], done_ids: set[int], new_steps: list[dict[
     return kept + renumbered
 
 
-def make_replanner(model: BaseChatModel, sampling: SamplingConfig,
-                   constraint: ConstraintFactory | None = default_constraint):
+def make_replanner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool = True):
+    """Build the replanner node; with ``constrain`` it asks for a structured DraftRevision first (the text
+    reply is parsed either way, so a model without structured output simply answers in text)."""
+
     def replanner(state: dict[str, Any]) -> dict[str, Any]:
         failed = unhandled_failure(state)
         if failed is None:
@@ -51,11 +53,15 @@ def make_replanner(model: BaseChatModel, sampling: SamplingConfig,
             failed_id=failed["step_id"], failed_title=failed["title"],
             error=truncate(failed.get("error") or "failed", ERROR_CHARS),
             pending="; ".join(f"{s['title']} [{s['tool']}]" for s in pending) or "(none)")
-        budget = sampling.planner.max_new_tokens
-        extra = constraint(model, DraftRevision, budget) if constraint else None
-        text, call = invoke_model(model, [SystemMessage(prompts.REPLANNER_SYSTEM), HumanMessage(user)],
-                                  sampling.planner, node="replanner", seed=sampling.seed,
-                                  seed_key=(failed["step_id"],), extra_pipeline_kwargs=extra)
+        messages = [SystemMessage(prompts.REPLANNER_SYSTEM), HumanMessage(user)]
+        key = (failed["step_id"],)
+        got = invoke_structured(model, messages, sampling.planner, DraftRevision, node="replanner",
+                                seed=sampling.seed, seed_key=key) if constrain else None
+        if got is not None:
+            text, call = got.text, got.call
+        else:
+            text, call = invoke_model(model, messages, sampling.planner, node="replanner", seed=sampling.seed,
+                                      seed_key=key)
         revision: dict[str, Any] = {"failed_step": failed["step_id"], "error": failed.get("error"),
                                     "raw": text, "applied": False}
         try:
