@@ -76,6 +76,7 @@ Error:
 
 AGGREGATOR_SYSTEM = """You write the final answer for the user's task from the results of the plan's steps.
 Be complete and concrete. If a step failed, do not rely on its output.
+Values computed with Python are exact: state the result from them, with the number as printed, and do not redo the arithmetic.
 If the task asks for a number, end with a last line of the form "Final answer: <number>"."""
 
 AGGREGATOR_USER = """Task: {task}
@@ -83,6 +84,11 @@ Goal: {goal}
 Step results:
 {results}
 Write the final answer."""
+
+# The aggregator's view of the results (hierplan.nodes.context.aggregator_results): computations first.
+COMPUTED_HEADER = "Computed with Python (printed values):\n"
+OTHER_RESULTS_HEADER = "Other steps:\n"
+LAST_COMPUTED = "Last computed value: {value}"
 
 CONTEXT_HEADER = "Results of earlier steps:\n"
 

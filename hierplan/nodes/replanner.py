@@ -11,6 +11,7 @@ from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results, truncate
 from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.tool_choice import with_tool_choice
 from hierplan.nodes.planner import ConstraintFactory, default_constraint, parse_plan
 from hierplan.schema import MAX_STEPS, DraftRevision, Revision, short_error
 
@@ -67,4 +68,4 @@ def make_replanner(model: BaseChatModel, sampling: SamplingConfig,
         revision.update(applied=True, steps=[s for s in steps if s["id"] not in done_ids])
         return {"plan": {**plan, "steps": steps}, "replans": [revision], "calls": [call.model_dump()]}
 
-    return replanner
+    return with_tool_choice(replanner)
