@@ -70,7 +70,7 @@ def test_a_contradicting_answer_is_recorded_and_left_as_written():
     assert out["answer_check"]["ok"] is False and out["answer_check"]["computed"] == "4"
     [agg] = [c for c in model.calls if c["node"] == "aggregator"]
     user = agg["messages"][-1].content
-    assert "Computed with Python" in user and user.rstrip().endswith("Write the final answer.")
+    assert "Computed with Python" in user and user.rstrip().endswith(prompts.AGGREGATOR_REQUEST_COMPUTED)
     assert "Last computed value: 4" in user
 
 

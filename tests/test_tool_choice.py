@@ -57,10 +57,15 @@ def test_steps_of_a_numeric_task(s, tool):
 
 
 @pytest.mark.parametrize("s, tool", [
-    (step(1, "Count the items and list them.", tool="python"), "llm"),   # the model's python is overridden
+    (step(1, "List the items of the checklist.", tool="python"), "llm"),   # the model's python is overridden
+    (step(1, "Count how often each word occurs.", tool="python"), "python"),  # text processing it chose
+    (step(1, "Count how often each word occurs.", tool="llm"), "llm"),
     (step(1, "Plan the 3 days: one district per day.", tool="python"), "llm"),
     (step(1, "Calculate the budget for the trip."), "python"),
-    (step(1, "Write a Python program that sorts the list."), "python"),
+    (step(1, "Sort the list with Python."), "python"),
+    (step(1, "Run the code and report what it prints."), "python"),
+    (step(1, "Write the script of the workshop's opening talk."), "llm"),
+    (step(1, "Explain how computers store numbers."), "llm"),
 ])
 def test_steps_of_a_task_that_asks_for_no_quantity(s, tool):
     assert decide(s, numeric=False)[0] == tool

@@ -9,16 +9,18 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.config import AGGREGATOR_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.answer_check import check_answer
+from hierplan.nodes.answer_check import check_answer, computations
 from hierplan.nodes.context import aggregator_results
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 
 
 def aggregator_messages(state: dict[str, Any]) -> list:
+    results = state.get("results") or []
     user = prompts.AGGREGATOR_USER.format(
         task=state["task"], goal=state["plan"]["goal"],
-        results=aggregator_results(state.get("results") or [], limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)",
+        results=aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)",
+        request=prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) else prompts.AGGREGATOR_REQUEST,
     )
     return [SystemMessage(prompts.AGGREGATOR_SYSTEM), HumanMessage(user)]
 

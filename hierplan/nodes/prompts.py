@@ -83,7 +83,11 @@ AGGREGATOR_USER = """Task: {task}
 Goal: {goal}
 Step results:
 {results}
-Write the final answer."""
+{request}"""
+AGGREGATOR_REQUEST = "Write the final answer."
+# With computed values: short, so the answer ends on the number instead of redoing the arithmetic in prose.
+AGGREGATOR_REQUEST_COMPUTED = ("Write the final answer in one or two sentences, stating the result from the "
+                               "computed values.")
 
 # The aggregator's view of the results (hierplan.nodes.context.aggregator_results): computations first.
 COMPUTED_HEADER = "Computed with Python (printed values):\n"

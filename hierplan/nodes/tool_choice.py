@@ -13,8 +13,9 @@ sampling seed. So the tool is decided by what the step says, for any model:
 3. A numeric task computes at least once: when no step qualifies, its last step that is not a presentation
    (else its first step) goes to Python.
 4. In a task that asks for no quantity, a step goes to Python only when it asks for an explicit
-   computation ("calculate", "compute", an arithmetic expression) or for running code; every other step,
-   whatever the model wrote, is an LLM step (writing, planning, explaining).
+   computation ("calculate", "compute", an arithmetic expression, "with Python") or for running code, or
+   when the model chose Python for text processing (sort, count, parse, ...); every other step, whatever
+   the model wrote, is an LLM step (writing, planning, explaining).
 
 The rule only reads the words of the plan and the task; it knows nothing of any data set. Each decided step
 gets ``tool_reason``. Steps that already carry a reason (decided before, or set by a person's edited plan)
@@ -53,8 +54,14 @@ CALCULATION_RE = re.compile(
     re.IGNORECASE)
 # An explicit computation, enough for Python even in a task that asks for no quantity.
 EXPLICIT_COMPUTATION_RE = re.compile(
-    r"\b(?:calculat\w*|comput\w*|python|program|script|run\s+(?:the\s+)?code)\b|\d\s*[-+*/\u00d7\u00f7^]\s*\d",
+    r"\b(?:calculate|compute)\b|\b(?:with|using|in)\s+python\b"
+    r"|\b(?:run|execute)\s+(?:the\s+|a\s+|this\s+)?(?:python\s+)?(?:code|program|script)\b"
+    r"|\d\s*[-+*/\u00d7\u00f7^]\s*\d",
     re.IGNORECASE)
+# Text processing a program does better than a small model; enough when the model itself chose Python.
+DATA_PROCESSING_RE = re.compile(
+    r"\b(?:sort\w*|count\w*|revers\w*|pars\w*|regex|alphabeti\w*|frequenc\w*|occurrences?|duplicates?|"
+    r"json|csv)\b", re.IGNORECASE)
 # A step that only presents what earlier steps found: "State the change in one sentence."
 PRESENTATION_RE = re.compile(
     r"^\s*(?:state|write|report|present|give|summari[sz]e|explain|describe|answer|phrase|format|restate|"
@@ -92,6 +99,9 @@ def decide(step: dict[str, Any], numeric: bool) -> tuple[str, str]:
     match = EXPLICIT_COMPUTATION_RE.search(text)
     if match:
         return "python", f"asks for an explicit computation ('{match.group(0).strip()}')"
+    match = DATA_PROCESSING_RE.search(text)
+    if match and step.get("tool") == "python":
+        return "python", f"the model chose Python for text processing ('{match.group(0).strip()}')"
     return "llm", "writing or reasoning: the task asks for no quantity"
 
 
