@@ -66,6 +66,8 @@ def test_steps_of_a_numeric_task(s, tool):
     (step(1, "Run the code and report what it prints."), "python"),
     (step(1, "Write the script of the workshop's opening talk."), "llm"),
     (step(1, "Explain how computers store numbers."), "llm"),
+    (step(1, "Write a 3-4 sentence summary for the 2024-05-01 meeting with 1/2 of the team."), "llm"),
+    (step(1, "Check that 12 + 30 adds up."), "python"),
 ])
 def test_steps_of_a_task_that_asks_for_no_quantity(s, tool):
     assert decide(s, numeric=False)[0] == tool

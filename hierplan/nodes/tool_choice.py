@@ -56,7 +56,8 @@ CALCULATION_RE = re.compile(
 EXPLICIT_COMPUTATION_RE = re.compile(
     r"\b(?:calculate|compute)\b|\b(?:with|using|in)\s+python\b"
     r"|\b(?:run|execute)\s+(?:the\s+|a\s+|this\s+)?(?:python\s+)?(?:code|program|script)\b"
-    r"|\d\s*[-+*/\u00d7\u00f7^]\s*\d",
+    # "-" and "/" only spaced: "3-4 sentences", "2024-05-01" and "1/2 cup" are not sums to work out.
+    r"|\d\s*[+*\u00d7\u00f7^]\s*\d|\d\s+[-/]\s+\d",
     re.IGNORECASE)
 # Text processing a program does better than a small model; enough when the model itself chose Python.
 DATA_PROCESSING_RE = re.compile(
