@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 MIN_STEPS = 3
 MAX_STEPS = 8
@@ -33,6 +34,9 @@ class Step(BaseModel):
         default=None,
         description="Ids of earlier steps whose results this step needs; null means all earlier steps.",
     )
+    # Why the step has its tool (hierplan.nodes.tool_choice, or a person's edit). Left out of the JSON schema,
+    # so neither the plan grammar nor a server-side schema asks the model to write it.
+    tool_reason: SkipJsonSchema[str | None] = Field(default=None, max_length=MAX_EXPECTED_CHARS)
 
 
 class Plan(BaseModel):

@@ -83,7 +83,7 @@ class StructuredScriptedChatModel(ScriptedChatModel):
 
 def plan_json(tools: list[str], goal: str = "Do the task", fenced: bool = False, prose: bool = False,
               depends: dict[int, list[int]] | None = None) -> str:
-    steps = [{"id": i, "title": f"Step {i} ({tool})", "instruction": f"Do part {i}", "tool": tool,
+    steps = [{"id": i, "title": f"Step {i} ({tool})", "instruction": f"Compute part {i}" if tool == "python" else f"Do part {i}", "tool": tool,
               "expected_output": f"result {i}", **({"depends_on": depends[i]} if depends and i in depends else {})}
              for i, tool in enumerate(tools, start=1)]
     text = json.dumps({"goal": goal, "assumptions": ["none"], "steps": steps})

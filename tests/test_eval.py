@@ -284,7 +284,7 @@ def test_cli_writes_results_and_summary_and_goes_on_after_an_error(loads, tmp_pa
     assert all(r["generated_tokens"] > 0 and r["seconds"] >= 0 for r in rows)
 
     summary = (out / "summary.md").read_text()
-    assert "| accuracy | 50.0% (2/4) |" in summary
+    assert "| accuracy | 50.0% (2/4), 95% Wilson interval 15.0-85.0% |" in summary
     assert "| plan valid on first pass | 75.0% |" in summary
     assert "| plan sources | model 3, retry 1 |" in summary
     assert "| python ok first try | 80.0% (4/5) |" in summary and "| python ok after repair | 100.0% (5/5) |" in summary
@@ -297,7 +297,7 @@ def test_cli_writes_results_and_summary_and_goes_on_after_an_error(loads, tmp_pa
     assert progress[2].startswith("[3/4] error: RuntimeError: model exploded")
     assert progress[3].startswith("[4/4] wrong (8, expected 7)")
     assert re.search(r" \d+\.\ds$", progress[0])
-    assert "| accuracy | 50.0% (2/4) |" in captured.out
+    assert "| accuracy | 50.0% (2/4), 95% Wilson interval 15.0-85.0% |" in captured.out
 
 
 def test_cli_limit_json_and_db_threads(loads, tmp_path, capsys):
@@ -352,7 +352,7 @@ def test_report_module_rewrites_the_summary_from_results_jsonl(loads, tmp_path, 
     capsys.readouterr()
     assert report.main([str(out)]) == 0
     md = (out / "summary.md").read_text()
-    assert "| accuracy | 100.0% (1/1) |" in md and "- constrain: True" in md
+    assert "| accuracy | 100.0% (1/1), 95% Wilson interval 20.7-100.0% |" in md and "- constrain: True" in md
     assert report.main([]) == 2
 
 
@@ -383,3 +383,39 @@ def test_parallel_steps_run_in_the_harness_and_sequential_flag_reaches_the_graph
         [row] = read_results(tmp_path / f"o{len(extra)}")
         assert row["correct"] is True and row["steps_done"] == 3
     assert seen == [True, False]
+
+
+def test_wilson_interval_matches_known_values_and_stays_in_range():
+    from hierplan.eval.report import wilson_interval
+
+    assert wilson_interval(1, 40) == (0.4, 12.9)   # 1/40: 0.44%..12.88%
+    assert wilson_interval(0, 20) == (0.0, 16.1)   # never negative at 0 successes
+    assert wilson_interval(20, 20) == (83.9, 100.0)
+    assert wilson_interval(0, 0) is None
+
+
+def test_summary_counts_tasks_with_python_and_answer_checks():
+    records = [
+        {"correct": True, "has_python_step": True, "numeric_task": True, "python_steps_run": 2, "python_ok": 2,
+         "answer_check": {"ok": True}, "seconds": 1.0},
+        {"correct": False, "has_python_step": True, "numeric_task": True, "python_steps_run": 1, "python_ok": 0,
+         "answer_check": {"ok": False}, "seconds": 1.0},
+        {"correct": False, "has_python_step": False, "numeric_task": True, "seconds": 1.0},
+        {"correct": None, "has_python_step": False, "numeric_task": False, "seconds": 1.0},
+    ]
+    totals = summarize(records)
+    assert (totals["tasks_with_python"], totals["tasks_with_python_pct"], totals["numeric_tasks"]) == (2, 50.0, 3)
+    assert (totals["answer_checks"], totals["answer_check_contradictions"]) == (2, 1)
+    assert totals["accuracy_ci95_pct"] == (6.1, 79.2) and totals["python_ok_pct"] == 66.7
+    md = render_summary(totals)
+    assert "| tasks with at least one Python step | 50.0% (2/4; 3 ask for a quantity) |" in md
+    assert "95% Wilson interval 6.1-79.2%" in md and "| answer contradicts the last computation | 1 of 2" in md
+
+
+def test_task_metrics_read_the_task_kind_python_and_the_check():
+    state = {"task": "A pen costs $2. How much do 3 pens cost?", "answer_check": {"ok": False},
+             "plan": {"steps": [{"tool": "python"}, {"tool": "llm"}]}, "results": []}
+    m = task_metrics(state)
+    assert (m["numeric_task"], m["has_python_step"], m["answer_check"]) == (True, True, {"ok": False})
+    m = task_metrics({"task": "Write a 3-line poem.", "plan": {"steps": [{"tool": "llm"}]}})
+    assert (m["numeric_task"], m["has_python_step"], m["answer_check"]) == (False, False, None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from hierplan.nodes.tool_choice import is_numeric_task
+
 NODES = ("planner", "llm_step", "python_step", "aggregator")
 VALID_FIRST_PASS = ("constrained", "model")
 ERROR_CHARS = 200
@@ -51,7 +53,9 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
     source = state.get("plan_source")
     python = [r for r in results if r.get("tool") == "python"]
     calls = all_calls(state)
+    python_planned = sum(1 for s in plan.get("steps") or [] if s.get("tool") == "python")
     return {
+        "numeric_task": is_numeric_task(state["task"]) if state.get("task") else None,
         "plan_source": source,
         "plan_valid_first_pass": None if source is None else source in VALID_FIRST_PASS,
         "plan_failures": len(state.get("plan_failures") or []),
@@ -59,8 +63,9 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
                         for f in state.get("plan_failures") or []],
         "steps": len(plan.get("steps") or []),
         "steps_done": len(results),
-        "python_steps": sum(1 for s in plan.get("steps") or [] if s.get("tool") == "python"),
+        "python_steps": python_planned,
         "python_steps_run": len(python),
+        "has_python_step": python_planned > 0 or bool(python),
         "python_ok_first_try": sum(1 for r in python if (r.get("attempts") or [{}])[0].get("ok")),
         "python_ok": sum(1 for r in python if r.get("ok")),
         "python_attempts": sum(len(r.get("attempts") or []) for r in python),
@@ -70,4 +75,5 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
         "generated_tokens": sum(int(c.get("generated_tokens") or 0) for c in calls),
         "node_seconds": node_seconds(state),
         "node_tokens": node_tokens(state),
+        "answer_check": state.get("answer_check"),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,18 @@ def _pct(num: int, den: int) -> float | None:
     return round(100.0 * num / den, 1) if den else None
 
 
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion, in percent (95% with the default z); None when n is 0.
+    Unlike the normal approximation it stays inside 0..100 and is usable at 0 or n successes."""
+    if n <= 0:
+        return None
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return round(100 * max(centre - half, 0.0), 1), round(100 * min(centre + half, 1.0), 1)
+
+
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Totals over task records. Percentages are None when their denominator is 0."""
     n = len(records)
@@ -46,12 +59,19 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         for node, s in (r.get("node_seconds") or {}).items():
             node_seconds[node] = round(node_seconds.get(node, 0.0) + s, 1)
     tokens = sum(r.get("generated_tokens") or 0 for r in records)
+    correct = sum(1 for r in checked if r["correct"])
+    with_python = sum(1 for r in records if r.get("has_python_step"))
+    checks = [r["answer_check"] for r in records if r.get("answer_check")]
     return {
         "tasks": n,
         "errors": sum(1 for r in records if r.get("error")),
         "checked": len(checked),
-        "correct": sum(1 for r in checked if r["correct"]),
-        "accuracy_pct": _pct(sum(1 for r in checked if r["correct"]), len(checked)),
+        "correct": correct,
+        "accuracy_pct": _pct(correct, len(checked)),
+        "accuracy_ci95_pct": wilson_interval(correct, len(checked)),
+        "numeric_tasks": sum(1 for r in records if r.get("numeric_task")),
+        "tasks_with_python": with_python,
+        "tasks_with_python_pct": _pct(with_python, n),
         "plan_valid_first_pass_pct": _pct(sum(1 for r in planned if r.get("plan_valid_first_pass")), len(planned)),
         "plan_sources": dict(Counter(r["plan_source"] for r in planned)),
         "steps": sum(r.get("steps") or 0 for r in records),
@@ -60,6 +80,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "python_ok": ok,
         "python_ok_first_try_pct": _pct(first, python_run),
         "python_ok_pct": _pct(ok, python_run),
+        "answer_checks": len(checks),
+        "answer_check_contradictions": sum(1 for c in checks if not c.get("ok")),
         "generated_tokens": tokens,
         "tokens_per_task": round(tokens / n) if n else None,
         "seconds": seconds,
@@ -80,12 +102,18 @@ def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) 
     nodes = ", ".join(f"{k} {v}" for k, v in s["node_seconds"].items() if k in NODES or v) or "none"
     rows = [
         ("tasks", f"{s['tasks']} ({s['errors']} failed with an error)"),
-        ("accuracy", f"{_fmt(s['accuracy_pct'], '%')} ({s['correct']}/{s['checked']})"),
+        ("accuracy", f"{_fmt(s['accuracy_pct'], '%')} ({s['correct']}/{s['checked']})"
+         + (f", 95% Wilson interval {ci[0]}-{ci[1]}%" if (ci := s.get("accuracy_ci95_pct")) else "")),
         ("plan valid on first pass", _fmt(s["plan_valid_first_pass_pct"], "%")),
         ("plan sources", sources),
         ("steps (python)", f"{s['steps']} ({s['python_steps']})"),
+        ("tasks with at least one Python step",
+         f"{_fmt(s.get('tasks_with_python_pct'), '%')} ({s.get('tasks_with_python')}/{s['tasks']}; "
+         f"{s.get('numeric_tasks')} ask for a quantity)"),
         ("python ok first try", f"{_fmt(s['python_ok_first_try_pct'], '%')} ({s['python_ok_first_try']}/{s['python_steps']})"),
         ("python ok after repair", f"{_fmt(s['python_ok_pct'], '%')} ({s['python_ok']}/{s['python_steps']})"),
+        ("answer contradicts the last computation", f"{s.get('answer_check_contradictions')} of "
+         f"{s.get('answer_checks')} checked"),
         ("generated tokens (per task)", f"{s['generated_tokens']} ({_fmt(s['tokens_per_task'])})"),
         ("seconds total (per task)", f"{s['seconds']} ({_fmt(s['seconds_per_task'])})"),
         ("seconds per node", nodes),

@@ -39,3 +39,6 @@ class AgentState(InputState, total=False):
     """Model calls of the planner, replanner and aggregator (steps keep theirs in their result)."""
     final: str
     """The aggregator's answer."""
+    answer_check: dict[str, Any]
+    """For a numeric task with a successful computation: whether the answer's last number equals the last
+    computed one ({"ok", "answer_number", "computed", "step_id", "note"}; hierplan.nodes.answer_check)."""

@@ -9,15 +9,18 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.config import AGGREGATOR_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.context import format_results
+from hierplan.nodes.answer_check import check_answer, computations
+from hierplan.nodes.context import aggregator_results
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 
 
 def aggregator_messages(state: dict[str, Any]) -> list:
+    results = state.get("results") or []
     user = prompts.AGGREGATOR_USER.format(
         task=state["task"], goal=state["plan"]["goal"],
-        results=format_results(state.get("results") or [], limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)",
+        results=aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)",
+        request=prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) else prompts.AGGREGATOR_REQUEST,
     )
     return [SystemMessage(prompts.AGGREGATOR_SYSTEM), HumanMessage(user)]
 
@@ -27,6 +30,11 @@ def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
         emit("node_started", node="aggregator")
         text, call = invoke_model(model, aggregator_messages(state), sampling.aggregator, node="aggregator",
                                   seed=sampling.seed, on_text=lambda t: emit("final_token", text=t))
-        return {"final": text.strip(), "calls": [call.model_dump()]}
+        final = text.strip()
+        update: dict[str, Any] = {"final": final, "calls": [call.model_dump()]}
+        check = check_answer(state["task"], final, state.get("results") or [])
+        if check is not None:
+            update["answer_check"] = check  # recorded for `show`; the answer itself stays as the model wrote it
+        return update
 
     return aggregator

@@ -11,6 +11,20 @@ from pydantic import ValidationError
 from hierplan.schema import Plan, short_error
 
 REJECTED_FINAL = "The plan was rejected; no step was run."
+USER_TOOL_REASON = "set in the edited plan"
+
+
+def keep_user_tools(edited: dict[str, Any], proposed: dict[str, Any]) -> dict[str, Any]:
+    """An edited plan runs with the tools the person wrote: each step whose tool differs from the proposed
+    step with its id, or that has no reason, gets tool_reason USER_TOOL_REASON, so the tool rule
+    (hierplan.nodes.tool_choice, which skips steps with a reason) never overrides it."""
+    before = {s["id"]: s for s in proposed.get("steps") or []}
+    steps = []
+    for step in edited["steps"]:
+        old = before.get(step["id"])
+        same = old is not None and old.get("tool") == step["tool"] and step.get("tool_reason")
+        steps.append(step if same else {**step, "tool_reason": USER_TOOL_REASON})
+    return {**edited, "steps": steps}
 
 
 def approval(state: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +48,8 @@ def approval(state: dict[str, Any]) -> dict[str, Any]:
             except ValidationError as exc:
                 request = {**request, "error": f"the edited plan is invalid: {short_error(exc)}"}
                 continue
-            return {"approval": "edited", "plan": plan.model_dump(mode="json"), "plan_source": "edited"}
+            return {"approval": "edited", "plan": keep_user_tools(plan.model_dump(mode="json"), state["plan"]),
+                    "plan_source": "edited"}
         request = {**request, "error": f"unknown decision {decision!r}: use approve, edit (with a plan) or reject"}
 
 

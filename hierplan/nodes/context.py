@@ -41,6 +41,25 @@ def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHAR
     return "\n\n".join(lines)
 
 
+def aggregator_results(results: list[dict[str, Any]], limit: int) -> str:
+    """What the aggregator reads: successful computations first, each with its printed value, then the other
+    steps' results, then the last computed value stated on its own (a small model copies the line it sees
+    last); ``limit`` truncates each output."""
+    computed = [r for r in results if r.get("tool") == "python" and r["ok"]]
+    others = [r for r in results if r not in computed]
+    parts = []
+    if computed:
+        parts.append(prompts.COMPUTED_HEADER + "\n".join(
+            f"Step {r['step_id']} - {r['title']}: {truncate((r.get('stdout') or r['output']).strip(), limit)}"
+            for r in computed))
+    if others:
+        parts.append((prompts.OTHER_RESULTS_HEADER if computed else "") + format_results(others, limit))
+    if computed:
+        parts.append(prompts.LAST_COMPUTED.format(
+            value=truncate((computed[-1].get("stdout") or computed[-1]["output"]).strip(), limit)))
+    return "\n\n".join(parts)
+
+
 def step_request(results: list[dict[str, Any]], step: dict[str, Any]) -> str:
     """What a step node is asked: the earlier results it may use, then the step itself."""
     context = format_results(results)

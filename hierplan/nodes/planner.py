@@ -15,6 +15,7 @@ from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
+from hierplan.nodes.tool_choice import with_tool_choice
 from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Revision, Step, short_error
 
 def fallback_plan(task: str) -> Plan:
@@ -100,7 +101,7 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool
         return {"plan": fallback_plan(task).model_dump(mode="json"), "plan_source": "fallback",
                 "plan_failures": failures, "calls": calls}
 
-    return planner
+    return with_tool_choice(planner)
 
 
 def example_turns() -> list:

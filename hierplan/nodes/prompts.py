@@ -45,7 +45,7 @@ Instruction: {instruction}
 Expected output: {expected_output}"""
 
 CODE_SYSTEM = """You write a short Python 3 program for one step of a plan.
-Reply with the program only, in a ```python block. Write into the program every value it needs, taken from the task and from the results of earlier steps, and print the result with print().
+Reply with the program only, in a ```python block. Write into the program every value it needs, taken from the task and from the results of earlier steps, and print the result with print(): just the number when the step asks for a quantity.
 Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory."""
 
 CODE_USER = "Task: {task}\n{step}"
@@ -76,13 +76,23 @@ Error:
 
 AGGREGATOR_SYSTEM = """You write the final answer for the user's task from the results of the plan's steps.
 Be complete and concrete. If a step failed, do not rely on its output.
+Values computed with Python are exact: state the result from them, with the number as printed, and do not redo the arithmetic.
 If the task asks for a number, end with a last line of the form "Final answer: <number>"."""
 
 AGGREGATOR_USER = """Task: {task}
 Goal: {goal}
 Step results:
 {results}
-Write the final answer."""
+{request}"""
+AGGREGATOR_REQUEST = "Write the final answer."
+# With computed values: short, so the answer ends on the number instead of redoing the arithmetic in prose.
+AGGREGATOR_REQUEST_COMPUTED = ("Write the final answer in one or two sentences, stating the result from the "
+                               "computed values, then a last line \"Final answer: <number>\".")
+
+# The aggregator's view of the results (hierplan.nodes.context.aggregator_results): computations first.
+COMPUTED_HEADER = "Computed with Python (printed values):\n"
+OTHER_RESULTS_HEADER = "Other steps:\n"
+LAST_COMPUTED = "Last computed value: {value}"
 
 CONTEXT_HEADER = "Results of earlier steps:\n"
 

@@ -12,6 +12,7 @@ from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results, truncate
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.nodes.planner import parse_plan
+from hierplan.nodes.tool_choice import with_tool_choice
 from hierplan.schema import MAX_STEPS, DraftRevision, Revision, short_error
 
 MAX_REPLANS = 1
@@ -73,4 +74,4 @@ def make_replanner(model: BaseChatModel, sampling: SamplingConfig, constrain: bo
         revision.update(applied=True, steps=[s for s in steps if s["id"] not in done_ids])
         return {"plan": {**plan, "steps": steps}, "replans": [revision], "calls": [call.model_dump()]}
 
-    return replanner
+    return with_tool_choice(replanner)

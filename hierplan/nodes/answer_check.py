@@ -1,0 +1,42 @@
+"""Does the final answer agree with what the plan computed? Recorded on the run, never used to rewrite it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hierplan.eval.scoring import last_number, numbers_equal
+from hierplan.nodes.tool_choice import is_numeric_task
+
+
+def computations(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Successful Python steps, in plan order."""
+    return [r for r in results or [] if r.get("tool") == "python" and r.get("ok")]
+
+
+def last_computed(results: list[dict[str, Any]]) -> tuple[dict[str, Any], str] | None:
+    """The last successful computation that printed a number, and that number (its last one)."""
+    for result in reversed(computations(results)):
+        number = last_number(result.get("stdout") or result.get("output"))
+        if number is not None:
+            return result, number
+    return None
+
+
+def check_answer(task: str, final: str, results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """For a numeric task with a computation that printed a number: whether the answer's last number equals
+    that computation's last printed number. None when there is nothing to compare (JSON-safe dict otherwise)."""
+    if not is_numeric_task(task):
+        return None
+    found = last_computed(results)
+    if found is None:
+        return None
+    result, computed = found
+    answer = last_number(final)
+    ok = numbers_equal(answer, computed)
+    if ok:
+        note = f"the answer's last number matches step {result['step_id']}'s computation"
+    elif answer is None:
+        note = f"the answer states no number; step {result['step_id']} computed {computed}"
+    else:
+        note = f"the answer ends with {answer}, but step {result['step_id']} computed {computed}"
+    return {"ok": ok, "answer_number": answer, "computed": computed, "step_id": result["step_id"], "note": note}

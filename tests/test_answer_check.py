@@ -1,0 +1,79 @@
+"""Answers grounded in computation: what the aggregator sees, and the check recorded on the run."""
+
+from __future__ import annotations
+
+import json
+
+from fakes import FakeExecution, ScriptedChatModel, scripted_runner
+from hierplan import build_graph
+from hierplan.nodes import prompts
+from hierplan.nodes.answer_check import check_answer
+from hierplan.nodes.context import aggregator_results
+
+TASK = "Pens cost $2 each. Tom buys 3 pens and pays with $10. How much change does he get?"
+
+
+def result(i, tool, output, ok=True, stdout=None):
+    return {"step_id": i, "title": f"Step {i}", "tool": tool, "output": output, "ok": ok,
+            "stdout": stdout if stdout is not None else (output + "\n" if tool == "python" else None)}
+
+
+def test_computations_come_first_with_their_printed_values_and_the_last_one_is_restated():
+    results = [result(1, "llm", "We need the cost."), result(2, "python", "6"), result(3, "python", "4"),
+               result(4, "python", "Python step failed: NameError", ok=False, stdout="")]
+    text = aggregator_results(results, limit=100)
+    assert text.startswith(prompts.COMPUTED_HEADER + "Step 2 - Step 2: 6\nStep 3 - Step 3: 4")
+    assert text.index("We need the cost.") > text.index("Step 3: 4")
+    assert "Step 4 - Step 4 (FAILED" in text  # a failed computation is an ordinary (failed) result
+    assert text.endswith(prompts.LAST_COMPUTED.format(value="4"))
+    plain = aggregator_results([result(1, "llm", "just words")], limit=100)
+    assert prompts.COMPUTED_HEADER not in plain and prompts.LAST_COMPUTED.split("{")[0] not in plain
+
+
+def test_check_compares_the_answers_last_number_with_the_last_computation():
+    results = [result(1, "python", "6"), result(2, "python", "change = 4"), result(3, "llm", "It is 99.")]
+    assert check_answer(TASK, "Tom gets $4 back.\nFinal answer: 4", results) == {
+        "ok": True, "answer_number": "4", "computed": "4", "step_id": 2,
+        "note": "the answer's last number matches step 2's computation"}
+    bad = check_answer(TASK, "He gets 6 dollars.", results)
+    assert bad["ok"] is False and (bad["answer_number"], bad["computed"]) == ("6", "4")
+    assert "computed 4" in bad["note"]
+    assert check_answer(TASK, "No idea.", results)["answer_number"] is None
+    json.dumps(bad)  # JSON-safe, as state must be
+
+
+def test_no_check_without_a_numeric_task_or_a_printed_number():
+    assert check_answer("Write a poem about 3 cats.", "A poem.", [result(1, "python", "3")]) is None
+    assert check_answer(TASK, "4", [result(1, "llm", "4")]) is None
+    assert check_answer(TASK, "4", [result(1, "python", "done", stdout="done\n")]) is None
+    assert check_answer(TASK, "4", [result(1, "python", "x", ok=False)]) is None
+
+
+def plan():
+    return json.dumps({"goal": "Change", "assumptions": [], "steps": [
+        {"id": 1, "title": "Cost", "instruction": "Multiply 3 by 2.", "tool": "python", "expected_output": "6"},
+        {"id": 2, "title": "Change", "instruction": "Subtract the cost from 10.", "tool": "python"},
+        {"id": 3, "title": "Answer", "instruction": "State the change.", "tool": "llm"}]})
+
+
+def run(final: str):
+    model = ScriptedChatModel(script={"planner": [plan()], "aggregator": [final]},
+                              default={"python_step": "print(1)"})
+    graph = build_graph(model, run_code=scripted_runner([FakeExecution(True, "6\n"), FakeExecution(True, "4\n")]),
+                        constrain=False, parallel=False)
+    return model, graph.invoke({"task": TASK}, {"configurable": {"thread_id": "ac"}})
+
+
+def test_a_contradicting_answer_is_recorded_and_left_as_written():
+    model, out = run("Tom pays 6 dollars.")
+    assert out["final"] == "Tom pays 6 dollars."
+    assert out["answer_check"]["ok"] is False and out["answer_check"]["computed"] == "4"
+    [agg] = [c for c in model.calls if c["node"] == "aggregator"]
+    user = agg["messages"][-1].content
+    assert "Computed with Python" in user and user.rstrip().endswith(prompts.AGGREGATOR_REQUEST_COMPUTED)
+    assert "Last computed value: 4" in user
+
+
+def test_an_agreeing_answer_is_recorded_as_ok():
+    _, out = run("Final answer: $4")
+    assert out["answer_check"]["ok"] is True and out["answer_check"]["step_id"] == 2

@@ -1,0 +1,151 @@
+"""The tool rule: calculations of quantity-asking tasks go to Python, writing stays with the LLM, a person's
+edit wins; and the planner and replanner apply it to what they accept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langgraph.types import Command
+
+from fakes import FakeExecution, ScriptedChatModel, plan_json, scripted_runner
+from hierplan import build_graph
+from hierplan.nodes.approval import USER_TOOL_REASON
+from hierplan.nodes.tool_choice import choose_tools, decide, is_numeric_task
+from hierplan.schema import DraftPlan, Plan
+
+GENERAL = Path(__file__).resolve().parents[1] / "hierplan" / "eval" / "data" / "general20.jsonl"
+
+
+def step(i, instruction, tool="llm", title=None, expected="", **extra):
+    return {"id": i, "title": title or f"Part {i}", "instruction": instruction, "tool": tool,
+            "expected_output": expected, "depends_on": None, **extra}
+
+
+@pytest.mark.parametrize("task, numeric", [
+    ("A box holds 12 eggs. How many eggs are in 5 boxes?", True),
+    ("Tickets cost $8. What is the total cost of three tickets?", True),
+    ("Calculate the area of a room that is 4 m by 5 m.", True),
+    ("Write a 3-day itinerary for Rome.", False),               # numbers, but no quantity asked for
+    ("Write a 5-item checklist for a camping trip.", False),
+    ("Explain how many hours of sleep teenagers need.", False),  # asks "how many", but holds no number
+    ("Write a poem about the sea.", False),
+])
+def test_a_task_is_numeric_when_it_asks_for_a_quantity_and_holds_a_number(task, numeric):
+    assert is_numeric_task(task) is numeric
+
+
+def test_the_bundled_general_tasks_are_not_numeric():
+    tasks = [json.loads(line)["question"] for line in GENERAL.read_text().splitlines() if line.strip()]
+    assert len(tasks) == 20 and all("answer" not in json.loads(line) for line in GENERAL.read_text().splitlines())
+    assert [t for t in tasks if is_numeric_task(t)] == []
+
+
+@pytest.mark.parametrize("s, tool", [
+    (step(1, "Multiply 3 pens by $2 per pen."), "python"),
+    (step(1, "Find the cost of one brown sock.", expected="The cost in dollars"), "python"),
+    (step(1, "Work out 45 - 25."), "python"),
+    (step(1, "State the change in one sentence.", expected="One sentence with the number"), "llm"),
+    (step(1, "Write the final answer.", expected="The total"), "llm"),   # presents; no expression
+    (step(1, "Write the result of 3 * 4 as a sentence."), "python"),     # an expression to evaluate
+    (step(1, "Read the problem carefully."), "llm"),
+])
+def test_steps_of_a_numeric_task(s, tool):
+    chosen, reason = decide(s, numeric=True)
+    assert chosen == tool and reason
+
+
+@pytest.mark.parametrize("s, tool", [
+    (step(1, "List the items of the checklist.", tool="python"), "llm"),   # the model's python is overridden
+    (step(1, "Count how often each word occurs.", tool="python"), "python"),  # text processing it chose
+    (step(1, "Count how often each word occurs.", tool="llm"), "llm"),
+    (step(1, "Plan the 3 days: one district per day.", tool="python"), "llm"),
+    (step(1, "Calculate the budget for the trip."), "python"),
+    (step(1, "Sort the list with Python."), "python"),
+    (step(1, "Run the code and report what it prints."), "python"),
+    (step(1, "Write the script of the workshop's opening talk."), "llm"),
+    (step(1, "Explain how computers store numbers."), "llm"),
+    (step(1, "Write a 3-4 sentence summary for the 2024-05-01 meeting with 1/2 of the team."), "llm"),
+    (step(1, "Check that 12 + 30 adds up."), "python"),
+])
+def test_steps_of_a_task_that_asks_for_no_quantity(s, tool):
+    assert decide(s, numeric=False)[0] == tool
+
+
+def test_choose_tools_records_reasons_and_keeps_decided_steps_and_none():
+    plan = {"goal": "g", "assumptions": [], "steps": [
+        step(1, "Add 2 and 3."),
+        step(2, "Think about it.", tool="none"),
+        step(3, "Subtract 1.", tool="llm", tool_reason=USER_TOOL_REASON),  # a person's choice stays
+    ]}
+    out = choose_tools(plan, "I have 2 apples and get 3 more. How many apples do I have?")
+    assert [(s["tool"], bool(s["tool_reason"])) for s in out["steps"]] == [("python", True), ("none", True),
+                                                                          ("llm", True)]
+    assert out["steps"][2]["tool_reason"] == USER_TOOL_REASON
+    assert plan["steps"][0]["tool"] == "llm" and "tool_reason" not in plan["steps"][0]  # input untouched
+    assert choose_tools(out, "anything") == out  # idempotent: every step is decided
+
+
+def test_a_numeric_task_computes_at_least_once():
+    plan = {"goal": "g", "assumptions": [], "steps": [
+        step(1, "Read the problem."), step(2, "Think it through."), step(3, "State the answer.")]}
+    out = choose_tools(plan, "Ann has 4 cats and Bob has 2. How many do they have?")
+    assert [s["tool"] for s in out["steps"]] == ["llm", "python", "llm"]
+    assert "no step calculated" in out["steps"][1]["tool_reason"]
+    general = choose_tools(plan, "Write a 4-line poem about cats.")
+    assert [s["tool"] for s in general["steps"]] == ["llm", "llm", "llm"]
+
+
+def test_tool_reason_is_kept_on_a_plan_but_out_of_the_model_facing_schema():
+    assert "tool_reason" not in json.dumps(DraftPlan.model_json_schema())
+    plan = Plan.model_validate({"goal": "g", "steps": [step(i, "x", tool_reason="because") for i in (1, 2, 3)]})
+    assert plan.model_dump()["steps"][0]["tool_reason"] == "because"
+
+
+def calc_plan() -> str:
+    return json.dumps({"goal": "Find the total", "assumptions": [], "steps": [
+        step(1, "Multiply 3 by 4.", tool="llm"), step(2, "Add 5 to the product.", tool="llm"),
+        step(3, "State the total in one sentence.", tool="python")]})
+
+
+def test_the_planner_applies_the_rule_to_the_plan_it_accepts():
+    model = ScriptedChatModel(script={"planner": [calc_plan()]}, default={"python_step": "print(17)"})
+    runner = scripted_runner([FakeExecution(True, "12\n"), FakeExecution(True, "17\n")])
+    graph = build_graph(model, run_code=runner, constrain=False)
+    out = graph.invoke({"task": "A crate holds 3 rows of 4 jars, plus 5 loose jars. How many jars?"},
+                       {"configurable": {"thread_id": "tc"}})
+    assert [s["tool"] for s in out["plan"]["steps"]] == ["python", "python", "llm"]
+    assert all(s["tool_reason"] for s in out["plan"]["steps"])
+    assert [r["tool"] for r in out["results"]] == ["python", "python", "llm"]
+    assert model.count("python_step") == 2
+
+
+def test_the_replanner_decides_only_its_new_steps():
+    revision = json.dumps({"steps": [step(1, "Divide 12 by 4.", tool="llm")]})
+    model = ScriptedChatModel(script={"planner": [calc_plan()], "replanner": [revision]},
+                              default={"python_step": "print(1)"})
+    runner = scripted_runner([FakeExecution(False, "", "ValueError: x", "error")] * 3 + [FakeExecution(True, "3\n")])
+    graph = build_graph(model, run_code=runner, constrain=False, max_repairs=2)
+    out = graph.invoke({"task": "Share 12 jars among 4 boxes. How many jars per box?"},
+                       {"configurable": {"thread_id": "tr"}})
+    new = [s for s in out["plan"]["steps"] if s["id"] > 3]
+    assert [s["tool"] for s in new] == ["python"] and new[0]["tool_reason"].startswith("calculation")
+    assert out["results"][-1]["tool"] == "python" and out["results"][-1]["ok"]
+
+
+def test_an_edited_plan_keeps_the_tools_the_user_wrote():
+    model = ScriptedChatModel(script={"planner": [calc_plan()]}, default={"python_step": "print(12)"})
+    runner = scripted_runner([FakeExecution(True, "12\n")] * 3)
+    graph = build_graph(model, run_code=runner, constrain=False, approve=True)
+    config = {"configurable": {"thread_id": "te"}}
+    waiting = graph.invoke({"task": "A crate holds 3 rows of 4 jars. How many jars?"}, config)
+    proposed = waiting["__interrupt__"][0].value["plan"]
+    assert [s["tool"] for s in proposed["steps"]] == ["python", "python", "llm"]
+    edited = json.loads(json.dumps(proposed))
+    edited["steps"][1]["tool"] = "llm"      # the person wants the LLM for a calculation
+    edited["steps"][2]["tool_reason"] = None
+    out = graph.invoke(Command(resume={"action": "edit", "plan": edited}), config)
+    assert [r["tool"] for r in out["results"]] == ["python", "llm", "llm"]
+    reasons = [s["tool_reason"] for s in out["plan"]["steps"]]
+    assert reasons[0] == proposed["steps"][0]["tool_reason"] and reasons[1:] == [USER_TOOL_REASON] * 2
