@@ -8,7 +8,8 @@ from typing import Any
 from hierplan.nodes.tool_choice import is_numeric_task
 
 NODES = ("planner", "llm_step", "python_step", "aggregator")
-VALID_FIRST_PASS = ("constrained", "model")
+# A plan that parsed on the first try: the local grammar, a server-side constraint, or a free-text reply.
+VALID_FIRST_PASS = ("constrained", "json_schema", "json_object", "tool_calling", "model")
 ERROR_CHARS = 200
 
 
