@@ -121,6 +121,8 @@ class OpenAICompatibleChatModel(BaseChatOpenAI):
                 value = kwargs.pop(alias)
                 kwargs.setdefault("max_tokens", value)
         extra = {**(self.extra_body or {}), **(kwargs.pop("extra_body", None) or {})}
+        if "min_tokens" in kwargs:  # benchmarks only; vLLM's name for it
+            extra["min_tokens"] = kwargs.pop("min_tokens")
         penalty = kwargs.pop("repetition_penalty", None)
         if penalty is not None and self.repetition_penalty_param:
             extra[self.repetition_penalty_param] = penalty
@@ -135,21 +137,22 @@ class OpenAICompatibleChatModel(BaseChatOpenAI):
         """A runnable giving ``{"raw", "parsed", "parsing_error"}`` (``include_raw=True``) or the parsed object.
 
         ``method``: a STRUCTURED_MODES value (langchain's "json_mode" and "function_calling" are accepted);
-        default: the model's ``structured`` setting. Raises NotImplementedError where the output cannot be
-        constrained ("none", or what the probe found), so callers use their own text path. Extra kwargs are sent
-        with every call, as are kwargs given to the runnable's ``invoke`` or ``bind``.
+        default: the model's ``structured`` setting, where "auto" probes the server on the first call (so this
+        call may raise RemoteModelError). Raises NotImplementedError where output cannot be constrained ("none",
+        or nothing the probe tried was applied), so callers use their own text path. Extra kwargs are sent with
+        every request, as are kwargs given to the runnable's ``invoke`` or ``bind``.
         """
         from hierplan.models.remote_structured import StructuredOutput, normalize_method
 
-        chosen = normalize_method(method) if method is not None else self.structured
-        if chosen == "auto" and self._probed is not None:
-            chosen = self._probed
-        if chosen == "none":
-            raise NotImplementedError(f"structured output is off for the model server at {self.server} "
-                                      f"({STRUCTURED_ENV}=none, or the server honoured no format when probed)")
         if schema is None:
             raise ValueError("with_structured_output needs a schema")
-        return StructuredOutput(self, schema, None if chosen == "auto" else chosen, include_raw, kwargs)
+        chosen = normalize_method(method) if method is not None else self.structured
+        if chosen == "auto":
+            chosen = self.structured_method()
+        if chosen == "none":
+            raise NotImplementedError(f"structured output is off for the model server at {self.server} "
+                                      f"({STRUCTURED_ENV}=none, or it applied no format when probed)")
+        return StructuredOutput(self, schema, chosen, include_raw, kwargs)
 
     def structured_method(self) -> str:
         """The method structured output uses: the explicit setting, or the first format the server honours

@@ -141,10 +141,10 @@ def parse(method: str, raw: Any, schema: Any) -> tuple[Any, Exception | None]:
 
 
 class StructuredOutput(Runnable):
-    """``model.with_structured_output(...)``: one request per input, constrained by ``method`` (None: the
-    model's probed method). kwargs from construction, ``bind`` and ``invoke`` are sent with the request."""
+    """``model.with_structured_output(...)``: one request per input, constrained by ``method`` (one of METHODS).
+    kwargs from construction, ``bind`` and ``invoke`` are sent with the request."""
 
-    def __init__(self, model: Any, schema: Any, method: str | None, include_raw: bool, kwargs: dict[str, Any]):
+    def __init__(self, model: Any, schema: Any, method: str, include_raw: bool, kwargs: dict[str, Any]):
         self.model, self.schema, self.method = model, schema, method
         self.include_raw, self.kwargs = include_raw, dict(kwargs)
         self.name_ = schema.get("title", "Output") if isinstance(schema, dict) else schema.__name__
@@ -153,17 +153,10 @@ class StructuredOutput(Runnable):
         self.sent_schema = server_schema(schema)
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        method = self.method or self.model.structured_method()
-        call = {**self.kwargs, **kwargs}
-        if method == "none":
-            raw = self.model.invoke(input, config, **call)
-            parsed, error = None, NotImplementedError(f"the model server at {self.model.server} honoured no "
-                                                      "structured output format when probed")
-        else:
-            extra = request_kwargs(method, self.sent_schema, self.name_, self.description)
-            raw = self.model.invoke(input, config, **_merged(call, extra))
-            parsed, error = parse(method, raw, self.schema)
-        raw.response_metadata["hierplan_structured"] = method
+        extra = request_kwargs(self.method, self.sent_schema, self.name_, self.description)
+        raw = self.model.invoke(input, config, **_merged({**self.kwargs, **kwargs}, extra))
+        parsed, error = parse(self.method, raw, self.schema)
+        raw.response_metadata["hierplan_structured"] = self.method
         if self.include_raw:
             return {"raw": raw, "parsed": parsed, "parsing_error": error}
         if error is not None:
