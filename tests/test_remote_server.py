@@ -88,6 +88,9 @@ def test_wrong_model_and_timeout_are_one_line_each(server):
     with pytest.raises(RemoteModelError) as caught:
         remote(server, "no-such-model").invoke("hi", max_tokens=2)
     assert caught.value.status == 400 and "no-such-model" in str(caught.value)
+    with pytest.raises(RemoteModelError) as caught:  # a base URL without /v1: the server answers 404
+        remote(f"http://127.0.0.1:{server.port}", server.model).invoke("hi", max_tokens=2)
+    assert caught.value.status == 404 and "ends in /v1" in str(caught.value)
     with pytest.raises(RemoteModelError) as caught:
         remote(server, server.model, timeout=0.05).invoke(LONG_ASK, max_tokens=200)
     assert "did not answer within 0.05 s" in str(caught.value) and caught.value.status is None

@@ -44,13 +44,20 @@ class Server:
             return ""
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
+        """The whole process group (``timeout`` and the server under it); SIGKILL if SIGTERM is not enough (a
+        server busy in native code may not stop)."""
+        if self.process.poll() is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                return
             try:
                 self.process.wait(timeout=15)
+                return
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
+                continue
 
 
 def free_port() -> int:
@@ -75,7 +82,7 @@ def start(command: list[str], *, port: int, model: str, workdir: Path, ready_pat
     with log.open("wb") as out:
         process = subprocess.Popen(["timeout", str(SERVER_LIFETIME_S), *command], cwd=workdir, env=full_env,
                                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   preexec_fn=_die_with_parent)
+                                   start_new_session=True, preexec_fn=_die_with_parent)
     server = Server(process, port, model, log)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:

@@ -112,9 +112,9 @@ def test_sampling_fields_reach_the_server(server, monkeypatch):
     assert first.content != other.content
     assert first.usage_metadata["output_tokens"] == 24  # max_tokens, not max_completion_tokens, is honoured
 
+    # llama-cpp-python 0.3.36 sends no usage in streams (it ignores stream_options): the text still streams.
     chunks = list(chat.stream(ask, temperature=0, max_tokens=12))
-    whole = sum(chunks[1:], chunks[0])
-    assert len([c for c in chunks if c.content]) >= 2 and whole.usage_metadata["output_tokens"] == 12
+    assert len([c for c in chunks if c.content]) >= 2
 
 
 def test_a_format_the_server_refuses_is_one_line(server):
