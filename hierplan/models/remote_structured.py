@@ -34,6 +34,10 @@ _ALIASES = {"json_mode": "json_object", "function_calling": "tool_calling", "too
             "off": "none", "no": "none"}
 # Arrays of numbered objects the schema leaves unbounded get at most this many items (json_grammar.py's cap).
 DEFAULT_LIST_CAP = 8
+DEFAULT_STRING_CHARS = 200
+# For fitting a schema's longest answer into max_tokens: English text runs 3-4 characters a token, digits and
+# JSON punctuation fewer; 3 keeps most answers whole without cutting plans to nothing.
+CHARS_PER_TOKEN = 3
 # The probe: a question whose constrained answer is one of two short JSON objects. An unconstrained model answers
 # in prose, so the reply shows whether the server applied the format.
 PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
@@ -54,14 +58,40 @@ def normalize_method(value: str) -> str:
     return method
 
 
-def server_schema(schema: Any, positional: bool = True) -> dict[str, Any]:
+def server_schema(schema: Any, positional: bool = True, budget: int | None = None) -> dict[str, Any]:
     """The JSON schema to send for ``schema`` (a pydantic class or a JSON-schema dict), made strict as above.
 
     ``positional=False`` leaves numbered arrays as one item schema (ids and references within 1..maxItems): a
     smaller grammar, which llama-cpp-python's sampler checks several times faster, but the validators may then
-    reject an answer (parsed None)."""
+    reject an answer (parsed None).
+
+    ``budget`` (the call's max_tokens): a server cannot close the JSON early when the budget runs out, as the
+    local grammar does, and a small model fills every string to its bound and repeats steps until the cap cuts
+    the JSON off. So numbered arrays get at most as many items as fit in the budget at its longest, estimated at
+    CHARS_PER_TOKEN (never fewer than their minimum)."""
     root = schema if isinstance(schema, dict) else schema.model_json_schema()
     defs = root.get("$defs", {})
+
+    def longest(node: dict[str, Any]) -> int:
+        """Characters of the longest JSON for ``node``, roughly (punctuation counted generously)."""
+        node = resolve(node)
+        if "anyOf" in node:
+            return max(longest(n) for n in node["anyOf"])
+        kind = node.get("type")
+        if kind == "string":
+            return node.get("maxLength", DEFAULT_STRING_CHARS) + 4
+        if kind == "object":
+            return sum(len(k) + 4 + longest(v) for k, v in node.get("properties", {}).items()) + 2
+        if kind == "array":
+            return (node.get("maxItems") or DEFAULT_LIST_CAP) * (longest(node.get("items", {})) + 1) + 2
+        return 12
+
+    def fitting(item: dict[str, Any], lo: int, hi: int) -> int:
+        if budget is None:
+            return hi
+        item_chars = longest(item)
+        rest = longest(root) - hi * (item_chars + 1)
+        return max(lo, min(hi, int((budget * CHARS_PER_TOKEN - rest) // (item_chars + 1))))
 
     def resolve(node: dict[str, Any]) -> dict[str, Any]:
         while "$ref" in node:
@@ -86,9 +116,10 @@ def server_schema(schema: Any, positional: bool = True) -> dict[str, Any]:
                 out["items"] = {"type": "integer", "enum": list(range(1, earlier + 1))} if earlier else items
                 out["maxItems"] = min(hi if hi is not None else earlier, earlier)
             elif items.get("type") == "object" and items.get("properties", {}).get("id", {}).get("type") == "integer":
+                hi = fitting(items, lo, hi or DEFAULT_LIST_CAP)
                 if positional:
-                    return numbered(items, lo, hi or DEFAULT_LIST_CAP)
-                out["items"] = strict(items, (hi or DEFAULT_LIST_CAP) - 1)
+                    return numbered(items, lo, hi)
+                out.update(items=strict(items, hi - 1), maxItems=hi)
             else:
                 out["items"] = strict(items, earlier)
         return out
@@ -156,11 +187,13 @@ class StructuredOutput(Runnable):
         self.name_ = schema.get("title", "Output") if isinstance(schema, dict) else schema.__name__
         doc = "" if isinstance(schema, dict) else (schema.__doc__ or "")
         self.description = " ".join(doc.split())
-        self.sent_schema = server_schema(schema)
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        extra = request_kwargs(self.method, self.sent_schema, self.name_, self.description)
-        raw = self.model.invoke(input, config, **_merged({**self.kwargs, **kwargs}, extra))
+        call = {**self.kwargs, **kwargs}
+        budget = call.get("max_tokens") or call.get("max_new_tokens") or self.model.max_tokens
+        sent = server_schema(self.schema, budget=budget)
+        extra = request_kwargs(self.method, sent, self.name_, self.description)
+        raw = self.model.invoke(input, config, **_merged(call, extra))
         parsed, error = parse(self.method, raw, self.schema)
         raw.response_metadata["hierplan_structured"] = self.method
         if self.include_raw:
