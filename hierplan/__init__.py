@@ -22,7 +22,7 @@ __all__ = ["build_graph", "load_chat_model", "open_checkpointer", "SamplingConfi
 
 _EXPORTS = {
     "build_graph": "hierplan.graph.builder",
-    "load_chat_model": "hierplan.models.loader",
+    "load_chat_model": "hierplan.models",
     "open_checkpointer": "hierplan.store",
     "SamplingConfig": "hierplan.config",
     "Sampling": "hierplan.config",

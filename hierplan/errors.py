@@ -33,3 +33,15 @@ class DatabaseError(HierplanError):
 
 class IsolationError(HierplanError):
     """The sandbox cannot provide the isolation level that was required."""
+
+
+class RemoteModelError(HierplanError):
+    """A model server could not be reached or refused a request (down, 401, 404 model, timeout, 5xx).
+
+    Raised from the node that called the model, so the run stops as failed and ``hierplan resume`` continues
+    from the last finished step once the server answers. ``status`` is the HTTP status (None: no answer).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None):
+        super().__init__(message)
+        self.status = status

@@ -1,21 +1,40 @@
-"""Model loading. Light at import time: torch/transformers are imported only when a model is loaded."""
+"""Model loading. Light at import time: torch/transformers (local) and openai (remote) load with a model."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["load_chat_model", "resolve_model"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hierplan.models.loader import load_chat_model
     from hierplan.models.resolve import resolve_model
+
+REMOTE_PREFIX = "openai:"
+
+
+def load_chat_model(model: str | os.PathLike | None = None, *, base_url: str | None = None, **kwargs: Any):
+    """The chat model for ``model``: ``openai:NAME`` is a model on an OpenAI-compatible server (base_url, else
+    OPENAI_BASE_URL; hierplan.models.remote), anything else a local model (hierplan.models.loader).
+    None: $HIERPLAN_MODEL, else the embedded default."""
+    spec = model
+    if spec is None or (isinstance(spec, str) and not spec.strip()):
+        spec = os.environ.get("HIERPLAN_MODEL", "").strip() or None
+    if isinstance(spec, str) and spec.strip().lower().startswith(REMOTE_PREFIX):
+        from hierplan.models.remote import load_remote_model
+
+        return load_remote_model(spec, base_url=base_url, **kwargs)
+    if base_url is not None:
+        from hierplan.errors import UsageError
+
+        raise UsageError(f"--base-url is for models on a server (openai:NAME); {spec or 'the default model'!s} "
+                         "is a local model")
+    from hierplan.models.loader import load_chat_model as load_local
+
+    return load_local(model, **kwargs)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "load_chat_model":
-        from hierplan.models.loader import load_chat_model
-
-        return load_chat_model
     if name == "resolve_model":
         from hierplan.models.resolve import resolve_model
 
