@@ -21,7 +21,7 @@ SNAPSHOTS = Path(__file__).parent / "snapshots"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CONFIG = {"configurable": {"thread_id": "t"}}
 REVISION = json.dumps({"steps": [
-    {"id": 1, "title": "Compute it by hand", "instruction": "Add the numbers", "tool": "llm"},
+    {"id": 1, "title": "Describe the method", "instruction": "Describe how to combine them", "tool": "llm"},
     {"id": 2, "title": "Check the sum", "instruction": "Check it", "tool": "llm"}]})
 
 
