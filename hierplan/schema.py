@@ -18,7 +18,9 @@ MAX_INSTRUCTION_CHARS = 500
 MAX_EXPECTED_CHARS = 240
 
 Tool = Literal["none", "llm", "python"]
-PlanSource = Literal["model", "retry", "fallback", "constrained", "edited"]
+# constrained: the local grammar; json_schema | json_object | tool_calling: constrained by a model server.
+PlanSource = Literal["model", "retry", "fallback", "constrained", "json_schema", "json_object", "tool_calling",
+                     "edited"]
 MAX_REVISED_STEPS = 4
 
 

@@ -159,3 +159,28 @@ def test_strip_code_fences():
 def test_prose_around_unfenced_code_is_dropped():
     assert strip_code_fences("Here is the code:\nx = 3 * 7\nprint(x)\nThis prints 21.") == "x = 3 * 7\nprint(x)"
     assert strip_code_fences("print(1 +") == "print(1 +"  # nothing compiles: left for the repair loop
+
+
+class ToolCallingScriptedChatModel(StructuredScriptedChatModel):
+    """As a server that constrains by tool calling: the plan arrives in the tool call, the content is empty."""
+
+    method: str = "tool_calling"
+
+    def with_structured_output(self, schema, *, include_raw: bool = False, **kwargs):
+        inner = super().with_structured_output(schema, include_raw=True, **kwargs)
+
+        class Structured:
+            def invoke(self, messages, config=None, **call_kwargs):
+                result = inner.invoke(messages, config, **call_kwargs)
+                result["raw"].content = ""
+                return result
+
+        return Structured()
+
+
+def test_a_plan_that_arrives_as_a_tool_call_is_used_without_a_retry():
+    model = ToolCallingScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])]})
+    update = make_planner(model, SamplingConfig(), True)({"task": "Plan a picnic"})
+    assert update["plan_source"] == "tool_calling"
+    assert update["plan_failures"] == []
+    assert len(update["plan"]["steps"]) == 3 and model.count("planner_retry") == 0

@@ -130,7 +130,10 @@ def invoke_structured(
     raw = result["raw"]
     call = _call(node, time.perf_counter() - start, *_usage(raw))
     method = (getattr(raw, "response_metadata", None) or {}).get("hierplan_structured")
-    return Structured(parsed=result.get("parsed"), text=_text(raw), call=call, method=method)
+    parsed = result.get("parsed")
+    # A tool-calling reply carries its JSON in the tool call, not the content: the parsed object is the text then.
+    text = _text(raw) or (parsed.model_dump_json() if hasattr(parsed, "model_dump_json") else "")
+    return Structured(parsed=parsed, text=text, call=call, method=method)
 
 
 def _text(message: Any) -> str:
