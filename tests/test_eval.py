@@ -103,7 +103,7 @@ def test_load_tasks_reads_jsonl_with_limit_and_clear_errors(tmp_path):
 def test_the_shared_gsm8k_file_parses_when_present():
     from pathlib import Path
 
-    path = Path("/work/shared/eval/gsm8k_dev100.jsonl")
+    path = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "gsm8k_dev100.jsonl"
     if not path.exists():
         pytest.skip("shared GSM8K file not on this machine")
     tasks = load_tasks(path)

@@ -24,7 +24,9 @@ from servers import launch
 
 pytestmark = [pytest.mark.servers, pytest.mark.real_model, pytest.mark.slow]
 
-DEV_TASKS = Path(os.environ.get("HIERPLAN_DEV_TASKS", "/work/shared/eval/gsm8k_dev100.jsonl"))
+# shared/ lies beside the checkout (in CI too); HIERPLAN_DEV_TASKS points elsewhere.
+DEV_TASKS = Path(os.environ.get("HIERPLAN_DEV_TASKS")
+                 or Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "gsm8k_dev100.jsonl")
 PLAN_TASKS = 5
 SEED = 7
 SECRET = "sk-test-llama-00112233445566"
