@@ -85,10 +85,10 @@ class ResumingGraph:
         self.graph = graph
         self.resumed = False
 
-    def invoke(self, task_input: Any, config: dict[str, Any]) -> Any:
+    def invoke(self, task_input: Any, config: dict[str, Any], **kwargs: Any) -> Any:
         snapshot = self.graph.get_state(config)
         self.resumed = bool(snapshot.values)
-        return self.graph.invoke(None if snapshot.values else task_input, config)
+        return self.graph.invoke(None if snapshot.values else task_input, config, **kwargs)
 
     def get_state(self, config: dict[str, Any]) -> Any:
         return self.graph.get_state(config)

@@ -117,10 +117,7 @@ make_graph = make_factory(load_local_model)
 
 def _compile(model: BaseChatModel | None, options: dict[str, Any]) -> Any:
     from hierplan.graph.builder import wire
-    from hierplan.nodes.planner import default_constraint
 
-    kwargs = cli_options.graph_kwargs(options)
-    constraint = default_constraint if kwargs.pop("constrain") else None
-    graph = wire(model, constraint=constraint, **kwargs)
+    graph = wire(model, **cli_options.graph_kwargs(options))
     # No checkpointer: the server brings its own (and refuses a graph that has one).
     return graph.compile(name="hierplan").with_config({"recursion_limit": RECURSION_LIMIT})
