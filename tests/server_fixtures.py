@@ -10,11 +10,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from servers.launch import wait_ready
 from pg_cluster import free_port  # one copy of it for every test server (stdlib only, no Postgres needed)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -71,15 +70,9 @@ def start_server(workdir: Path, *, db: str | None = None, args: tuple[str, ...] 
         process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=full_env,
                                    start_new_session=True)
     server = Server(process, f"http://127.0.0.1:{port}", workdir, log)
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"hierplan serve exited with {process.returncode}:\n{server.log_tail()}")
-        try:
-            with urllib.request.urlopen(f"{server.url}/ok", timeout=2) as reply:
-                if reply.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.3)
-    server.stop(signal.SIGKILL)
-    raise RuntimeError(f"hierplan serve did not answer within {READY_TIMEOUT_S} s:\n{server.log_tail()}")
+    try:
+        wait_ready(process, f"{server.url}/ok", READY_TIMEOUT_S, "hierplan serve", server.log_tail)
+    except RuntimeError:
+        server.stop(signal.SIGKILL)
+        raise
+    return server

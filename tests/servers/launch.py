@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 READY_TIMEOUT_S = 180  # a cold start on 2 busy cores; about 5 s on an idle machine
 SERVER_LIFETIME_S = 1800
@@ -84,22 +85,33 @@ def start(command: list[str], *, port: int, model: str, workdir: Path, ready_pat
                                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True, preexec_fn=_die_with_parent)
     server = Server(process, port, model, log)
-    deadline = time.monotonic() + READY_TIMEOUT_S
+    try:
+        wait_ready(process, f"http://127.0.0.1:{port}{ready_path}", READY_TIMEOUT_S, command[0], server.log_tail)
+    except RuntimeError:
+        server.stop()
+        raise
+    return server
+
+
+def wait_ready(process: subprocess.Popen, url: str, timeout_s: float, name: str,
+               log_tail: Callable[[], str]) -> None:
+    """Return once GET ``url`` answers 200 (or 401: up, and asking for the key it was started with); raise
+    RuntimeError with the server's log when ``process`` exits first or ``timeout_s`` passes."""
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{command[0]} exited ({process.returncode}) before answering:\n{server.log_tail()}")
+            raise RuntimeError(f"{name} exited ({process.returncode}) before answering:\n{log_tail()}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{ready_path}", timeout=2) as answer:
+            with urllib.request.urlopen(url, timeout=2) as answer:
                 if answer.status == 200:
-                    return server
+                    return
         except urllib.error.HTTPError as answer:
-            if answer.code == 401:  # up, and asking for the key it was started with
-                return server
+            if answer.code == 401:
+                return
         except OSError:
             pass
         time.sleep(0.25)
-    server.stop()
-    raise RuntimeError(f"{command[0]} did not answer within {READY_TIMEOUT_S} s:\n{server.log_tail()}")
+    raise RuntimeError(f"{name} did not answer within {timeout_s} s:\n{log_tail()}")
 
 
 # ---------------------------------------------------------------- transformers serve
