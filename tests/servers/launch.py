@@ -129,6 +129,7 @@ def embedded_model_folder(cache_dir: Path) -> Path:
     """The embedded GGUF converted into ``cache_dir`` (hierplan's model cache layout: an HF model folder)."""
     from hierplan.models import gguf_cache
     from hierplan.models.device import cpu_dtype_name
+    from hierplan.models.loader import _load_gguf  # the loader's own weight load (the test guard's hook)
     from hierplan.models.resolve import embedded_gguf
 
     saved = os.environ.get("HIERPLAN_CACHE_DIR")
@@ -137,7 +138,7 @@ def embedded_model_folder(cache_dir: Path) -> Path:
         gguf = embedded_gguf()
         folder, ready = gguf_cache.cached_folder(gguf, cpu_dtype_name())
         if not ready:
-            gguf_cache.convert(gguf, cpu_dtype_name(), folder)
+            gguf_cache.convert(gguf, cpu_dtype_name(), folder, load=_load_gguf)
         return folder
     finally:
         if saved is None:
