@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -14,6 +15,7 @@ from hierplan.store.runs import COLUMNS, RunExists, RunRecord, RunStore
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 30_000
+WAL_SWITCH_RETRY_S = 0.05
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS hierplan_runs (
@@ -50,13 +52,31 @@ def connect(path: str) -> sqlite3.Connection:
                                timeout=BUSY_TIMEOUT_MS / 1000)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if path != MEMORY:
-            conn.execute("PRAGMA journal_mode=WAL")  # readers never block the writer of a live run
+            enable_wal(conn)  # readers never block the writer of a live run
             # In WAL mode NORMAL survives a killed process (the OS has every commit); only a power cut can
             # lose the last commits. Saves an fsync per checkpoint.
             conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(_SCHEMA)
         conn.commit()
     return conn
+
+
+def enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch the file to WAL mode, retrying while another process switches it too.
+
+    Two processes opening a new file at once (Ray actors, two CLI runs) both hold a shared lock and both want
+    the exclusive lock the switch needs; SQLite answers one of them "database is locked" at once, without
+    calling the busy handler, since waiting could deadlock. Once the other has switched, the retry is a no-op.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(WAL_SWITCH_RETRY_S)
 
 
 def open_checkpointer(path: str = MEMORY):
