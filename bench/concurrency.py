@@ -4,8 +4,8 @@
 
 One model is loaded once; each mode evaluates the same tasks with the eval harness's ``evaluate_task``
 (a fresh in-memory checkpointer per mode), N tasks in N threads at a time. Runs that share the model
-join each other's generate passes (hierplan/models/batcher.py). Reported: wall time, tasks per minute,
-their ratio, generate passes, tokens generated, accuracy.
+join each other's running batch (hierplan/models/batcher.py). Reported: wall time, tasks per minute,
+their ratio, prefills, decode steps and rows per step, tokens generated, accuracy.
 """
 
 from __future__ import annotations
@@ -27,16 +27,21 @@ def run_mode(model, tasks, concurrency: int, seed: int) -> dict:
     from hierplan.graph.builder import build_graph
 
     graph = build_graph(model, sampling=SamplingConfig(seed=seed))
-    passes = model.batcher.passes
+    batcher = model.batcher
+    before = (batcher.prefills, batcher.steps, batcher.row_steps)
     start = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
         records = list(pool.map(lambda t: evaluate_task(graph, t, f"c{concurrency}-{t.index}"), tasks))
     wall = time.perf_counter() - start
     return {"concurrency": concurrency, "wall_s": round(wall, 1), "tasks_per_min": round(60 * len(tasks) / wall, 2),
-            "passes": model.batcher.passes - passes,
+            "prefills": batcher.prefills - before[0], "decode_steps": batcher.steps - before[1],
+            "rows_per_step": round((batcher.row_steps - before[2]) / max(batcher.steps - before[1], 1), 2),
             "generated_tokens": sum(r.get("generated_tokens") or 0 for r in records),
             "correct": sum(1 for r in records if r.get("correct")), "errors": sum(1 for r in records if r["error"]),
-            "task_seconds": [r["seconds"] for r in records]}
+            "task_seconds": [r["seconds"] for r in records],
+            "task_tokens": [r.get("generated_tokens") for r in records],
+            "task_steps": [r.get("steps") for r in records],
+            "python_attempts": sum(r.get("python_attempts") or 0 for r in records)}
 
 
 def main() -> None:
@@ -68,17 +73,18 @@ def main() -> None:
         return
     command = f"python bench/concurrency.py --limit {args.limit} --concurrency {args.concurrency} --seed {args.seed}"
     rows = "\n".join(
-        f"| {r['concurrency']} | {r['wall_s']} | {r['tasks_per_min']} | {r['passes']} | {r['generated_tokens']} | "
-        f"{r['correct']}/{len(tasks)} | {r['errors']} |" for r in (one, many))
+        f"| {r['concurrency']} | {r['wall_s']} | {r['tasks_per_min']} | {r['prefills']} | {r['decode_steps']} | "
+        f"{r['rows_per_step']} | {r['generated_tokens']} | {r['correct']}/{len(tasks)} | {r['errors']} |"
+        for r in (one, many))
     write_section(f"Concurrent runs sharing one model ({args.concurrency} vs 1)", f"""
 `{command}` (order {args.order}); {machine_line()}.
 {args.note}
 
 The same {len(tasks)} GSM8K dev tasks, one model loaded once, evaluated one at a time and then
-{args.concurrency} at a time in threads; runs that overlap share generate passes (hierplan/models/batcher.py).
+{args.concurrency} at a time in threads; runs that overlap decode in one running batch (hierplan/models/batcher.py).
 
-| concurrency | wall s | tasks/min | generate passes | generated tokens | correct | errors |
-|---|---|---|---|---|---|---|
+| concurrency | wall s | tasks/min | prefills | decode steps | rows per step | generated tokens | correct | errors |
+|---|---|---|---|---|---|---|---|---|
 {rows}
 
 Tasks per minute at {args.concurrency} concurrent runs: **{ratio:.2f}x** the one-at-a-time rate (target >= 2x).

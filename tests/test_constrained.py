@@ -148,13 +148,13 @@ def test_constrained_plans_validate_through_pipeline(embedded_chat):
 
 @pytest.mark.real_model
 def test_structured_rows_batched_with_plain_rows_keep_their_grammar(embedded_chat):
-    """A grammar row and free-text rows in one generate pass: only the grammar row is constrained."""
+    """A grammar row and free-text rows decoding together: only the grammar row is constrained."""
     from concurrent.futures import ThreadPoolExecutor
 
     from langchain_core.messages import HumanMessage
 
     structured = embedded_chat.with_structured_output(Plan, include_raw=True)
-    passes = embedded_chat.batcher.passes
+    prefills = embedded_chat.batcher.prefills
     with ThreadPoolExecutor(3) as pool:
         plan = pool.submit(structured.invoke, planner_messages(TASKS[1]), max_tokens=300, temperature=0.2, seed=1)
         texts = [pool.submit(embedded_chat.invoke, [HumanMessage("Name a fruit.")], max_tokens=300) for _ in range(2)]
@@ -162,7 +162,7 @@ def test_structured_rows_batched_with_plain_rows_keep_their_grammar(embedded_cha
     Plan.model_validate_json(out["raw"].content)
     assert all("hierplan_structured" not in r.response_metadata for r in replies)
     assert all(not r.content.lstrip().startswith('{"goal"') for r in replies)
-    assert embedded_chat.batcher.passes - passes <= 2  # the later arrivals shared one pass
+    assert embedded_chat.batcher.prefills - prefills <= 2  # the later arrivals shared one prefill
 
 
 @pytest.mark.real_model

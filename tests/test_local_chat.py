@@ -1,5 +1,5 @@
 """LocalChatModel on a tiny random Qwen2 built in memory (no weight files): per-row sampling and seeds,
-shared generate passes, usage from ids, streaming, errors and Ctrl-C. The embedded model's runs are in
+one running batch that rows join and leave, usage from ids, streaming, errors and Ctrl-C. The embedded model's runs are in
 test_models.py / test_constrained.py / test_real_run.py."""
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ def test_bound_sampling_reaches_the_model(chat):
 def test_batch_is_one_pass_and_each_row_keeps_its_own_sampling(chat):
     alone = chat.invoke(LONGER, temperature=0, max_tokens=10, min_tokens=10).content
     sampled = chat.invoke(ASK, temperature=1.0, seed=5, max_tokens=10, min_tokens=10).content
-    passes = chat.batcher.passes
+    prefills = chat.batcher.prefills
     rows = chat.batch([ASK, LONGER], temperature=1.0, seed=5, max_tokens=10, min_tokens=10)
-    assert chat.batcher.passes == passes + 1
+    assert chat.batcher.prefills == prefills + 1
     assert rows[0].content == sampled  # row 0 keeps the call seed; the shorter prompt was left-padded
     assert [r.usage_metadata["output_tokens"] for r in rows] == [10, 10]
     # Greedy and sampled rows in one pass, from two callers at once: the greedy one is what it is alone.
@@ -88,38 +88,43 @@ def test_batch_is_one_pass_and_each_row_keeps_its_own_sampling(chat):
 
 def test_a_batch_is_one_pass_when_langchain_streams_each_row_too(chat):
     """Streaming callbacks (LangGraph's "messages" mode) make invoke go through _stream: still one pass."""
-    passes = chat.batcher.passes
+    prefills = chat.batcher.prefills
     rows = chat.batch([ASK, LONGER, ASK], stream=True, temperature=0, max_tokens=5, min_tokens=5)
-    assert chat.batcher.passes == passes + 1
+    assert chat.batcher.prefills == prefills + 1
     assert [r.usage_metadata["output_tokens"] for r in rows] == [5, 5, 5]
 
 
-def test_calls_arriving_during_a_pass_share_the_next_one(chat):
-    """Three callers arrive while a first pass runs: they go through ONE more pass, not three."""
+def test_calls_arriving_while_a_row_decodes_join_it_in_one_prefill(chat):
+    """Three callers arrive while a first call decodes: one prefill admits all three, and they decode in the
+    same steps as the first call's row."""
     batcher = chat.batcher
 
     def hold_until_three_wait(input_ids, scores):
         deadline = time.monotonic() + 10
-        while len(batcher._pending) < 3 and time.monotonic() < deadline:
+        while not held and len(batcher._pending) < 3 and time.monotonic() < deadline:
             time.sleep(0.005)
+        held.append(True)
         return scores
 
-    passes = batcher.passes
+    held: list = []
+    prefills, batcher.widest = batcher.prefills, 0
     with ThreadPoolExecutor(4) as pool:
-        first = pool.submit(chat.invoke, ASK, temperature=0, max_tokens=3, logits_processor=[hold_until_three_wait])
-        while batcher.passes == passes:
+        first = pool.submit(chat.invoke, ASK, temperature=0, max_tokens=4, min_tokens=4,
+                            logits_processor=[hold_until_three_wait])
+        while batcher.prefills == prefills:
             time.sleep(0.005)
         later = [pool.submit(chat.invoke, ASK, temperature=0.7, max_tokens=4, seed=i) for i in range(3)]
         replies = [first.result(10)] + [f.result(10) for f in later]
-    assert batcher.passes == passes + 2
+    assert batcher.prefills == prefills + 2
+    assert batcher.widest == 4
     assert all(r.usage_metadata["output_tokens"] >= 1 for r in replies)
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
-def test_a_long_row_running_alone_pauses_for_arrivals_and_continues_as_if_uninterrupted(chat, temperature,
-                                                                                     monkeypatch):
-    """Three calls arrive while one long call runs alone: it pauses, all four share the next pass, and the
-    long call's text is what it is when nothing interrupts it (its own generator and state carry over)."""
+def test_a_long_row_running_alone_takes_arrivals_in_and_continues_as_if_uninterrupted(chat, temperature):
+    """Three calls arrive while one long call runs alone: they join its steps without a new prefill of the
+    long row, and the long call's text is what it is when nothing joins (its cache, generator and state are
+    kept; padding the merged cache changes nothing it computes)."""
     batcher = chat.batcher
     options = dict(temperature=temperature, seed=21, max_tokens=40, min_tokens=40)
     alone = chat.invoke(LONGER, **options).content
@@ -131,24 +136,61 @@ def test_a_long_row_running_alone_pauses_for_arrivals_and_continues_as_if_uninte
         waited.append(True)
         return scores
 
-    model, batch_sizes, waited = chat.llm.pipeline.model, [], []
-    generate = model.generate
-
-    def recording(**kwargs):
-        batch_sizes.append(kwargs["input_ids"].shape[0])
-        return generate(**kwargs)
-
-    monkeypatch.setattr(model, "generate", recording)
-    passes = batcher.passes
+    waited: list = []
+    prefills, batcher.widest = batcher.prefills, 0
     with ThreadPoolExecutor(4) as pool:
         long = pool.submit(chat.invoke, LONGER, logits_processor=[wait_for_three_once], **options)
-        while batcher.passes == passes:
+        while batcher.prefills == prefills:
             time.sleep(0.005)
         later = [pool.submit(chat.invoke, ASK, temperature=0, max_tokens=3, min_tokens=3) for _ in range(3)]
         reply = long.result(30)
         assert [f.result(30).usage_metadata["output_tokens"] for f in later] == [3, 3, 3]
     assert reply.content == alone and reply.usage_metadata["output_tokens"] == 40
-    assert batch_sizes == [1, 4]  # alone, then paused and continued WITH the three arrivals
+    assert batcher.prefills == prefills + 2 and batcher.widest == 4  # alone, then WITH the three arrivals
+
+
+def test_a_finished_row_leaves_the_batch_at_once(chat):
+    """A 2-token row and a 20-token row in one batch: after the short one ends, steps carry one row only."""
+    batcher = chat.batcher
+    steps, row_steps = batcher.steps, batcher.row_steps
+    replies = _batch_with_budgets(chat, [(ASK, 2), (LONGER, 20)])
+    assert [r.usage_metadata["output_tokens"] for r in replies] == [2, 20]
+    # The prefill gives each row its first token; every later token is one decode step.
+    assert batcher.steps - steps == 19
+    assert batcher.row_steps - row_steps == 2 + 18  # generate() would have run 2 rows in all 19 steps (38)
+
+
+def test_a_row_left_alone_beside_a_wide_padding_gives_what_it_gives_alone(chat):
+    """A short prompt batched with a much longer one: once the long row ends, the padding columns only the
+    long row needed are cut from the cache (decode.COMPACT_MIN_COLUMNS), and the short row goes on unchanged."""
+    from hierplan.models.decode import COMPACT_MIN_COLUMNS
+
+    huge = [HumanMessage(" ".join(["hello world"] * (COMPACT_MIN_COLUMNS + 20)))]
+    alone = chat.invoke(ASK, temperature=0, max_tokens=30, min_tokens=30).content
+    replies = _batch_with_budgets(chat, [(huge, 2), (ASK, 30)])
+    assert replies[1].content == alone and replies[1].usage_metadata["output_tokens"] == 30
+
+
+def _batch_with_budgets(chat, inputs):
+    """[(messages, budget)] in one prefill (as ``batch`` hands rows in), each row greedy with its own budget."""
+    from hierplan.models.batcher import Gather
+    from hierplan.models.local_chat import _GATHER
+
+    gather = Gather(len(inputs), chat.batcher)
+
+    def one(index):
+        _GATHER.set((gather, index))
+        messages, budget = inputs[index]
+        try:
+            return chat.invoke(messages, temperature=0, max_tokens=budget, min_tokens=budget)
+        finally:
+            gather.give(index, None)
+
+    prefills = chat.batcher.prefills
+    with ThreadPoolExecutor(len(inputs)) as pool:
+        replies = list(pool.map(one, range(len(inputs))))
+    assert chat.batcher.prefills == prefills + 1
+    return replies
 
 
 def test_streaming_yields_the_text_as_it_comes_and_usage_once(chat):
@@ -208,3 +250,28 @@ def test_a_batch_whose_input_fails_early_does_not_hang_the_others(chat):
     threading.Thread(target=run, daemon=True).start()
     assert done.wait(20), "the batch waited forever for the input that failed"
     assert isinstance(out[0][1], Exception) and out[0][0].usage_metadata["output_tokens"] >= 1
+
+
+def test_the_cache_grows_in_place_through_the_model_forward(chat):
+    """The adapter's GrowingLayer (decode.py) subclasses transformers' DynamicLayer: the model's attention must
+    reach its update (keys stay views of the buffer, written in place), or rows would be selected from a stale
+    buffer. Fails if transformers stops calling the layer's update or changes DynamicLayer's fields."""
+    from hierplan.models import torch_thread
+    from hierplan.models.decode import GROW_COLUMNS, RunningBatch
+    from hierplan.models.rows import Row
+
+    def run():
+        batch = RunningBatch(chat.llm.pipeline.model, {chat.tokenizer.eos_token_id}, chat.tokenizer.pad_token_id)
+        with torch.inference_mode():  # as the batcher runs it
+            batch.add([Row(ids=[5, 6, 7], max_new_tokens=50, min_new_tokens=50),
+                       Row(ids=[8, 9], max_new_tokens=50, min_new_tokens=50)])
+            for _ in range(4):
+                batch.step()
+        return batch
+
+    batch = torch_thread.run(run)
+    assert batch.can_join
+    for layer in batch.cache.layers:
+        assert layer.keys.shape[2] == 3 + 4 and layer.key_buffer.shape[2] == 3 + GROW_COLUMNS
+        assert layer.keys.data_ptr() == layer.key_buffer.data_ptr()
+        assert layer.values.data_ptr() == layer.value_buffer.data_ptr()

@@ -211,23 +211,26 @@ def test_garbage_collection_pauses_during_the_load_only(monkeypatch, outcome, wa
 # --- real weights -------------------------------------------------------------------------------------
 
 
-def _record_generate(chat):
-    """Wrap the pipeline model's generate to record the kwargs and outputs of each call."""
+def _record_forward(chat):
+    """Wrap the pipeline model's forward to record each call: the ids fed, the mode and the thread."""
     model = chat.llm.pipeline.model
     calls = []
-    original = model.generate
+    original = model.forward
 
     def recording(*args, **kwargs):
         import torch
 
-        inference_mode = torch.is_inference_mode_enabled()
-        output = original(*args, **kwargs)
-        calls.append({"kwargs": kwargs, "output": output, "prompt_len": kwargs["input_ids"].shape[1],
-                      "inference_mode": inference_mode, "thread": threading.current_thread().name})
-        return output
+        calls.append({"ids": kwargs["input_ids"].clone(), "inference_mode": torch.is_inference_mode_enabled(),
+                      "thread": threading.current_thread().name})
+        return original(*args, **kwargs)
 
-    model.generate = recording
+    model.forward = recording
     return calls
+
+
+def _fed_after_prefill(calls):
+    """The tokens fed after the prompt's prefill, one per decode step (each is the previous step's choice)."""
+    return [int(c["ids"][0, 0]) for c in calls[1:]]
 
 
 @pytest.mark.real_model
@@ -248,7 +251,7 @@ def test_embedded_model_generates_then_loads_from_cache(model_cache_dir):
     assert tokenizer.convert_ids_to_tokens(2) == "<|im_end|>"
     assert chat.llm.pipeline.model.generation_config.max_new_tokens == 512
 
-    calls = _record_generate(chat)
+    calls = _record_forward(chat)
     seen = []
 
     def logits_processor(input_ids, scores):
@@ -258,23 +261,20 @@ def test_embedded_model_generates_then_loads_from_cache(model_cache_dir):
     reply = chat.invoke([HumanMessage("What is 2+3?")], max_tokens=8, temperature=0,
                         logits_processor=[logits_processor])
     assert isinstance(reply.content, str) and "5" in reply.content
-    config = calls[0]["kwargs"]["generation_config"]
-    assert config.max_new_tokens == 8 and config.do_sample is False
-    # Usage counts the ids that went in and came out of generate, once.
-    generated = calls[0]["output"][0, calls[0]["prompt_len"]:].tolist()
-    assert reply.usage_metadata["input_tokens"] == calls[0]["prompt_len"]
-    assert reply.usage_metadata["output_tokens"] == len([t for t in generated if t != 2]) <= 8
-    assert calls[0]["inference_mode"], "generation should run under torch.inference_mode (faster than no_grad)"
-    assert calls[0]["thread"].startswith("hierplan-torch"), "generation should run on hierplan's torch thread"
-    assert seen, "the per-call logits_processor never reached model.generate"
+    # Usage counts the ids that went in (the prefill) and the tokens chosen, once.
+    assert reply.usage_metadata["input_tokens"] == calls[0]["ids"].shape[1]
+    fed = _fed_after_prefill(calls)
+    assert reply.usage_metadata["output_tokens"] == len(fed) + (reply.response_metadata["finish_reason"] == "length")
+    assert reply.usage_metadata["output_tokens"] <= 8 and 2 not in fed
+    assert all(c["inference_mode"] for c in calls), "generation should run under torch.inference_mode (faster)"
+    assert all(c["thread"].startswith("hierplan-torch") for c in calls), "generation should run on hierplan's thread"
+    assert seen == [seen[0] + i for i in range(len(seen))], "the per-call logits_processor saw every token"
 
-    # End of turn stops generation well before the limit.
-    # (older callers' pipeline_kwargs are translated)
+    # End of turn stops generation well before the limit (older callers' pipeline_kwargs are translated).
+    calls.clear()
     reply = chat.invoke([HumanMessage("What is 2+3?")], pipeline_kwargs={"max_new_tokens": 40, "do_sample": False})
-    generated = calls[-1]["output"][0, calls[-1]["prompt_len"] :].tolist()
-    assert len(generated) < 40 and generated[-1] == 2
     assert reply.response_metadata["finish_reason"] == "stop"
-    assert reply.usage_metadata["output_tokens"] == len(generated) - 1
+    assert reply.usage_metadata["output_tokens"] == len(_fed_after_prefill(calls)) < 40
 
     again = load_chat_model()
     cached = again.metadata["hierplan_model"]
@@ -333,11 +333,10 @@ def test_tiny_qwen2_folder_loads_and_generates(tmp_path):
     info = chat.metadata["hierplan_model"]
     assert info["source"] == "folder" and chat.model_id == "tiny-qwen2"
     assert chat.llm.pipeline.model.generation_config.max_new_tokens == 16
-    calls = _record_generate(chat)
+    calls = _record_forward(chat)
     reply = chat.invoke([HumanMessage("What is 2+3?")], max_tokens=4, min_tokens=4, temperature=0)
     assert isinstance(reply.content, str)
-    generated = calls[0]["output"][0, calls[0]["prompt_len"] :]
-    assert len(generated) == 4 and reply.usage_metadata["output_tokens"] == 4
+    assert len(calls) == 4 and reply.usage_metadata["output_tokens"] == 4  # a prefill and 3 decode steps
 
 
 def _tiny_llama(folder: Path, tie: bool):

@@ -56,16 +56,17 @@ def test_a_short_real_run_completes_and_is_checkpointed(embedded, tmp_path):
 def test_ready_llm_prompts_go_through_one_generate_call(embedded, monkeypatch):
     model = embedded.llm.pipeline.model
     calls = []
-    real_generate = model.generate
+    real_forward = model.forward
 
-    def counting_generate(*args, **kwargs):
-        calls.append(kwargs.get("input_ids", args[0] if args else None).shape[0])
-        return real_generate(*args, **kwargs)
+    def counting_forward(*args, **kwargs):
+        calls.append(tuple(kwargs["input_ids"].shape))
+        return real_forward(*args, **kwargs)
 
-    monkeypatch.setattr(model, "generate", counting_generate)
+    monkeypatch.setattr(model, "forward", counting_forward)
     sampling = replace(SamplingConfig().llm_step, max_new_tokens=6, temperature=0.0)
     questions = ["Name a colour.", "Name a fruit.", "Name a country."]
     answers = invoke_batch(embedded, [[HumanMessage(q)] for q in questions], sampling, node="llm_step")
-    assert calls == [3]  # one pass, batch of three
+    assert calls[0][0] == 3 and calls[0][1] > 1  # one prefill of all three prompts
+    assert all(width == 1 for _, width in calls[1:]) and 1 <= len(calls) <= 6  # then decode steps of them
     assert len(answers) == 3 and all(text.strip() for text, _ in answers)
     assert all(call.batch == 3 and 0 < call.generated_tokens <= 6 for _, call in answers)

@@ -1,11 +1,11 @@
-"""Rows from every caller of one local model go through shared generate passes on the torch thread.
+"""Rows from every caller of one local model decode together in one running batch on the torch thread.
 
-A caller submits its rows and waits. While a pass runs, newly submitted rows queue; when it ends (or
-pauses, see Batcher), every queued request (up to ``MAX_BATCH_ROWS`` rows) goes into the next pass
-together. So concurrent runs in one process share the model: on CPU a decode step of a small model costs
+A caller submits its rows and waits. Between two decode steps, every queued request (up to
+``MAX_BATCH_ROWS`` rows in all) joins the running batch, and a row leaves it the step it finishes
+(decode.py). So concurrent runs in one process share the model: on CPU a decode step of a small model costs
 far less than N times one row's step for a few rows (docs/benchmarks.md, "Concurrent runs"). A request's
-rows always start in one pass (a node's batch of parallel LLM steps stays one pass). Passes run one at a
-time on the torch thread (torch_thread.py), which is also the model lock: nothing else generates meanwhile.
+rows always join together (a node's batch of parallel LLM steps is prefilled as one). Everything runs on the
+torch thread (torch_thread.py), which is also the model lock: nothing else generates meanwhile.
 
 ``Gather`` lets several threads (BaseChatModel.batch runs one per input) hand in one request together.
 """
@@ -18,17 +18,16 @@ import threading
 from typing import Any, Callable
 
 from hierplan.models import torch_thread
+from hierplan.models.decode import RunningBatch
 from hierplan.models.rows import Row
 
 log = logging.getLogger(__name__)
 
-# Rows per generate pass. Past ~16 rows a pass on CPU costs nearly linearly more per step, and long prompts
-# padded to the longest one waste more; later requests simply wait for the next pass.
+# Rows decoding at once. Past ~16 rows a step on CPU costs nearly linearly more per row, and long prompts
+# padded to the longest one waste more; later requests simply wait for rows to finish.
 MAX_BATCH_ROWS = 16
-# A pass runs at least this many steps before it may pause its rows for newly arrived ones: a pause costs a
-# prefill of every paused row's prompt + text, which on the busy 2-core machine took ~3.7 s for 4 rows of
-# ~350 tokens, about 25-30 decode steps of a 4-row pass; with 4 steps passes thrashed (docs/benchmarks.md).
-MIN_PASS_STEPS = 32
+# Decode steps run under one generation context; the CPU share (torch threads) is looked at again after.
+STEPS_PER_CONTEXT = 32
 
 
 class Request:
@@ -42,11 +41,11 @@ class Request:
 
 
 def generation_context(share: Any | None) -> Callable[[], Any]:
-    """A context manager factory entered around each pass.
+    """A context manager factory entered around each stretch of decode steps.
 
     inference_mode rather than no_grad: it also skips autograd's version counting and view tracking, about
     10% faster decode on the embedded model (bench/decode.py); nothing hierplan generates is differentiated.
-    On CPU, ``share`` (cpu_share.CpuShare) sets the torch threads for the pass.
+    On CPU, ``share`` (cpu_share.CpuShare) sets the torch threads for the stretch.
     """
     import torch
 
@@ -64,33 +63,32 @@ def generation_context(share: Any | None) -> Callable[[], Any]:
 
 
 class Batcher:
-    """Queues requests and runs them in shared passes: ``run_pass(rows, pause)`` generates for all rows at once
-    and pauses the rows still going when ``pause(step, live_rows)`` says so.
+    """Queues requests and decodes them in one running batch: ``new_batch()`` makes an empty RunningBatch,
+    ``context()`` is entered around each stretch of steps (see generation_context)."""
 
-    Pausing: generate cannot take rows in mid-pass, so when as many rows wait as are still going (say one
-    long plan running alone while three runs' calls wait), the pass ends early and its rows continue in the
-    next pass together with the waiting ones, from their prompt plus what they generated (a fresh prefill of
-    that, cheap next to hundreds of single-row decode steps). A continued row keeps its random generator,
-    grammar state, budget and stream, so it produces what it would have in one pass (up to rounding).
-    """
-
-    def __init__(self, run_pass: Callable[[list[Row], Callable[[int, int], bool]], None],
+    def __init__(self, new_batch: Callable[[], RunningBatch], context: Callable[[], Any] = contextlib.nullcontext,
                  max_rows: int = MAX_BATCH_ROWS):
-        self.run_pass, self.max_rows = run_pass, max_rows
+        self.new_batch, self.context, self.max_rows = new_batch, context, max_rows
         self._pending: list[Request] = []
         self._draining = False
         self._guard = threading.Lock()
-        self.passes = 0
-        """Generate passes run so far (tests and benchmarks read it)."""
+        self.prefills = 0
+        """Prefill passes so far: each admits every row waiting at that moment (tests and benchmarks read it)."""
+        self.steps = 0
+        """Decode steps so far."""
+        self.row_steps = 0
+        """Rows summed over decode steps (row_steps / steps: rows per step on average)."""
+        self.widest = 0
+        """The most rows one decode step has had."""
 
     def generate(self, rows: list[Row]) -> None:
-        """Generate for ``rows`` (filled in place); returns when their pass ends."""
+        """Generate for ``rows`` (filled in place); returns when they are all finished."""
         self.wait(self.submit(rows))
 
     def submit(self, rows: list[Row]) -> Request:
         request = Request(rows)
         if torch_thread.on_torch_thread():  # a call made from the torch thread itself cannot wait for it
-            self._run([request], pausable=False)
+            self._serve([request], take=lambda batch: [])
             return request
         with self._guard:
             self._pending.append(request)
@@ -110,47 +108,65 @@ class Batcher:
         if request.error is not None:
             raise request.error
 
-    def _drain(self) -> None:
-        while True:
-            with self._guard:
-                if not self._pending:
-                    self._draining = False
-                    return
-                taken, rows = [], 0
-                while self._pending and (not taken or rows + len(self._pending[0].live()) <= self.max_rows):
-                    rows += len(self._pending[0].live())
-                    taken.append(self._pending.pop(0))
-            self._run(taken)
-
-    def _pause(self, step: int, live: int) -> bool:
-        if step < MIN_PASS_STEPS:
-            return False
+    def _take(self, batch: RunningBatch | None) -> list[Request]:
+        """The queued requests that fit beside the rows running in ``batch`` (None: none running)."""
+        running = len(batch.live) if batch is not None else 0
         with self._guard:
-            waiting = sum(len(request.live()) for request in self._pending)
-        return waiting >= live and waiting + live <= self.max_rows
+            if batch is not None and not batch.can_join:
+                return []
+            taken, rows = [], running
+            while self._pending and (rows == 0 or rows + len(self._pending[0].live()) <= self.max_rows):
+                rows += len(self._pending[0].live())
+                taken.append(self._pending.pop(0))
+            if not taken and not running:
+                self._draining = False  # nothing left: the next submit starts a new drain
+            return taken
 
-    def _run(self, requests: list[Request], pausable: bool = True) -> None:
-        rows = [row for request in requests for row in request.live()]
-        paused: list[Request] = []
+    def _drain(self) -> None:
+        while first := self._take(None):
+            self._serve(first, self._take)
+
+    def _serve(self, queued: list[Request], take: Callable[[RunningBatch], list[Request]]) -> None:
+        """Decode ``queued`` and whatever ``take`` hands in between steps, until no row is left."""
+        batch, running = self.new_batch(), []
         try:
-            self.passes += 1
-            if rows:
-                self.run_pass(rows, self._pause if pausable else None)
-            paused = [request for request in requests if any(row.finish == "paused" for row in request.rows)]
-            for row in rows:
-                if row.finish == "paused":
-                    row.finish = None
+            while True:
+                with self.context():
+                    for _ in range(STEPS_PER_CONTEXT):
+                        if queued:
+                            running += queued
+                            rows = [row for request in queued for row in request.live()]
+                            queued = []
+                            if rows:
+                                self.prefills += 1
+                                batch.add(rows)
+                            running = self._finish(running)
+                        if not batch.live:
+                            queued = take(batch)
+                            if not queued:
+                                return
+                            continue
+                        self.steps += 1
+                        self.row_steps += len(batch.live)
+                        self.widest = max(self.widest, len(batch.live))
+                        batch.step()
+                        running = self._finish(running)
+                        queued = take(batch)
         except BaseException as error:  # the callers raise it; the torch thread keeps serving
-            paused = []
-            for request in requests:
+            for request in running + queued:
                 request.error = error
-        finally:
-            if paused:
-                with self._guard:
-                    self._pending[:0] = paused  # first in line for the next pass
-            for request in requests:
-                if request not in paused:
-                    request.done.set()
+                request.done.set()
+
+    @staticmethod
+    def _finish(running: list[Request]) -> list[Request]:
+        """Release the requests whose rows are all finished; the others still run."""
+        still = []
+        for request in running:
+            if request.live():
+                still.append(request)
+            else:
+                request.done.set()
+        return still
 
 
 class Gather:

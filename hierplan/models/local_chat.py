@@ -8,8 +8,9 @@ What it owns, all behind the public chat-model API:
 * per-call sampling as standard keyword arguments (``invoke(..., temperature=, top_p=, max_tokens=, seed=,
   repetition_penalty=)`` or ``.bind(...)``), honoured per row of a batch (rows.py);
 * per-call seeding: a seeded call draws from its own generator (rows.py says what is reproducible);
-* one torch thread and shared generate passes: ``batch`` is one left-padded pass, and calls from concurrent
-  runs that arrive while the model is busy join the next pass (batcher.py);
+* one torch thread and one running batch: ``batch`` is prefilled as one, calls from concurrent runs that
+  arrive while the model is busy join the rows decoding, and a row leaves as it finishes (batcher.py,
+  decode.py);
 * streaming (``stream`` yields AIMessageChunks as tokens are generated);
 * ``usage_metadata`` on every message, counted from the ids it fed and generated;
 * ``with_structured_output(PydanticClass, include_raw=True)``: a grammar-constrained reply (constrained.py),
@@ -37,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from hierplan.models import constrained
 from hierplan.models.batcher import Batcher, Gather, Request, generation_context
-from hierplan.models.rows import Row, generate_rows
+from hierplan.models.decode import RunningBatch
+from hierplan.models.rows import Row
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 _OPTIONS = {"temperature", "top_p", "max_tokens", "seed", "repetition_penalty", "min_tokens", "response_format",
@@ -83,15 +85,14 @@ class LocalChatModel(BaseChatModel):
     def batcher(self) -> Batcher:
         with self._guard:
             if self._batcher is None:
-                self._batcher = Batcher(self._run_pass)
+                self._batcher = Batcher(self._new_batch, generation_context(self.cpu_share))
             return self._batcher
 
     # ------------------------------------------------------------------ generation
 
-    def _run_pass(self, rows: list[Row], pause: Any = None) -> None:
-        model = self.llm.pipeline.model
-        with generation_context(self.cpu_share)():
-            generate_rows(model, rows, self._stop_ids(), self.tokenizer.pad_token_id, pause)
+    def _new_batch(self) -> RunningBatch:
+        pad = self.tokenizer.pad_token_id
+        return RunningBatch(self.llm.pipeline.model, self._stop_ids(), pad if pad is not None else 0)
 
     def _stop_ids(self) -> set[int]:
         eos = self.llm.pipeline.model.generation_config.eos_token_id
@@ -203,7 +204,7 @@ class LocalChatModel(BaseChatModel):
 
     def batch(self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False,
               **kwargs: Any) -> list[Any]:
-        """Every input in ONE generate pass (each keeps its callbacks, usage and, when seeded, its row seed)."""
+        """Every input prefilled in ONE pass and decoded together (each keeps its callbacks, usage and, when seeded, its row seed)."""
         if len(inputs) < 2:
             return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
         configs = get_config_list(config, len(inputs))
