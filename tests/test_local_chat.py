@@ -94,23 +94,28 @@ def test_a_batch_is_one_pass_when_langchain_streams_each_row_too(chat):
     assert [r.usage_metadata["output_tokens"] for r in rows] == [5, 5, 5]
 
 
-def test_calls_arriving_while_a_row_decodes_join_it_in_one_prefill(chat):
-    """Three callers arrive while a first call decodes: one prefill admits all three, and they decode in the
-    same steps as the first call's row."""
-    batcher = chat.batcher
+def _hold_once_until_waiting(batcher, n):
+    """A logits processor that, at its first token only, holds until ``n`` requests wait (10 s at most)."""
+    held: list = []
 
-    def hold_until_three_wait(input_ids, scores):
+    def hold(input_ids, scores):
         deadline = time.monotonic() + 10
-        while not held and len(batcher._pending) < 3 and time.monotonic() < deadline:
+        while not held and len(batcher._pending) < n and time.monotonic() < deadline:
             time.sleep(0.005)
         held.append(True)
         return scores
 
-    held: list = []
+    return hold
+
+
+def test_calls_arriving_while_a_row_decodes_join_it_in_one_prefill(chat):
+    """Three callers arrive while a first call decodes: one prefill admits all three, and they decode in the
+    same steps as the first call's row."""
+    batcher = chat.batcher
     prefills, batcher.widest = batcher.prefills, 0
     with ThreadPoolExecutor(4) as pool:
         first = pool.submit(chat.invoke, ASK, temperature=0, max_tokens=4, min_tokens=4,
-                            logits_processor=[hold_until_three_wait])
+                            logits_processor=[_hold_once_until_waiting(batcher, 3)])
         while batcher.prefills == prefills:
             time.sleep(0.005)
         later = [pool.submit(chat.invoke, ASK, temperature=0.7, max_tokens=4, seed=i) for i in range(3)]
@@ -128,18 +133,9 @@ def test_a_long_row_running_alone_takes_arrivals_in_and_continues_as_if_uninterr
     batcher = chat.batcher
     options = dict(temperature=temperature, seed=21, max_tokens=40, min_tokens=40)
     alone = chat.invoke(LONGER, **options).content
-
-    def wait_for_three_once(input_ids, scores):
-        deadline = time.monotonic() + 10
-        while not waited and len(batcher._pending) < 3 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        waited.append(True)
-        return scores
-
-    waited: list = []
     prefills, batcher.widest = batcher.prefills, 0
     with ThreadPoolExecutor(4) as pool:
-        long = pool.submit(chat.invoke, LONGER, logits_processor=[wait_for_three_once], **options)
+        long = pool.submit(chat.invoke, LONGER, logits_processor=[_hold_once_until_waiting(batcher, 3)], **options)
         while batcher.prefills == prefills:
             time.sleep(0.005)
         later = [pool.submit(chat.invoke, ASK, temperature=0, max_tokens=3, min_tokens=3) for _ in range(3)]

@@ -126,7 +126,8 @@ def new_cache(model: Any) -> Any:
 
 
 def _mergeable(cache: Any) -> bool:
-    return bool(cache.layers) and all(isinstance(layer, type(growing_layer())) for layer in cache.layers)
+    growing = growing_layer_class()
+    return bool(cache.layers) and all(isinstance(layer, growing) for layer in cache.layers)
 
 
 def _rebuild(layers: Any) -> Any:
@@ -162,12 +163,16 @@ def _merge(cache: Any, mask: Any, other: Any, other_mask: Any) -> tuple[Any, Any
 _growing_layer_class: Any = None
 
 
-def growing_layer() -> Any:
-    """A new GrowingLayer (the class is made on first use: transformers is imported lazily)."""
+def growing_layer_class() -> type:
+    """GrowingLayer (made on first use: transformers is imported lazily)."""
     global _growing_layer_class
     if _growing_layer_class is None:
         _growing_layer_class = _make_growing_layer_class()
-    return _growing_layer_class()
+    return _growing_layer_class
+
+
+def growing_layer() -> Any:
+    return growing_layer_class()()
 
 
 def _make_growing_layer_class() -> type:
