@@ -101,8 +101,7 @@ def test_known_failures_come_back_with_advice():
     assert result["ok"] is True
     first_repair, second_repair = (c["messages"][-1].content for c in model.calls[1:])
     assert "input() cannot be used" in first_repair and "EOFError" in first_repair
-    assert "`total` is not defined anywhere in the program" in second_repair
-    assert "Earlier steps' results are in the prompt" in second_repair
+    assert "`total` is not defined in the program nor by an earlier step's program" in second_repair
 
 
 def test_a_misspelt_name_gets_the_defined_one_suggested():
@@ -112,7 +111,7 @@ def test_a_misspelt_name_gets_the_defined_one_suggested():
     hint = repair_hint("NameError: name 'total_feet' is not defined", code)
     assert hint == "`total_feet` is not defined; did you mean `total_footage`?\n"
     # Unparsable code still gets the general advice, naming the name.
-    assert "`x` is not defined anywhere" in repair_hint("NameError: name 'x' is not defined", "print(x")
+    assert "`x` is not defined in the program" in repair_hint("NameError: name 'x' is not defined", "print(x")
 
 
 def test_an_unknown_failure_gets_no_advice():
@@ -140,15 +139,17 @@ def test_the_request_carries_the_task_earlier_results_and_the_step_after_the_exa
 
 
 def test_worked_example_programs_run_and_print():
-    """The examples teach by imitation: each must be a program the real sandbox runs and that prints."""
-    from hierplan.nodes.python_step import code_example_turns, run_attempt
-    from hierplan.nodes.json_extract import strip_code_fences
+    """The examples teach by imitation: each must be a program the real sandbox runs and that prints, after
+    the earlier steps' programs it shows (as a real step runs)."""
+    from hierplan.nodes import prompts
+    from hierplan.nodes.python_step import run_attempt
     from hierplan.tools import run_python
 
-    programs = [strip_code_fences(m.content) for m in code_example_turns() if m.type == "ai"]
-    assert programs
-    for program in programs:
-        attempt = run_attempt(program, run_python)
+    for _task, earlier, _step, program in prompts.CODE_EXAMPLES:
+        programs = [code for *_, code in earlier if code]
+        for code in programs:
+            assert run_attempt(code, run_python).ok, code
+        attempt = run_attempt(program, run_python, programs)
         assert attempt.ok and attempt.stdout.strip(), (program, attempt.error)
 
 

@@ -32,12 +32,17 @@ def prior_results(state: dict[str, Any], step: dict[str, Any]) -> list[dict[str,
     return [r for r in state.get("results") or [] if r["step_id"] in wanted]
 
 
-def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHARS) -> str:
-    """Each result's output, truncated to ``limit`` characters; failed steps are marked as such."""
+def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHARS, programs: bool = False) -> str:
+    """Each result's output, truncated to ``limit`` characters; failed steps are marked as such. With
+    ``programs``, a successful Python step's program follows its output (a Python step's program runs after
+    them: hierplan.nodes.earlier_programs)."""
     lines = []
     for r in results:
         status = "" if r["ok"] else " (FAILED: do not rely on it)"
-        lines.append(f"Step {r['step_id']} - {r['title']}{status}:\n{truncate(r['output'], limit)}")
+        line = f"Step {r['step_id']} - {r['title']}{status}:\n{truncate(r['output'], limit)}"
+        if programs and r["ok"] and r.get("tool") == "python" and r.get("code"):
+            line += prompts.EARLIER_PROGRAM.format(code=truncate(r["code"].strip(), limit))
+        lines.append(line)
     return "\n\n".join(lines)
 
 
@@ -60,9 +65,10 @@ def aggregator_results(results: list[dict[str, Any]], limit: int) -> str:
     return "\n\n".join(parts)
 
 
-def step_request(results: list[dict[str, Any]], step: dict[str, Any]) -> str:
-    """What a step node is asked: the earlier results it may use, then the step itself."""
-    context = format_results(results)
+def step_request(results: list[dict[str, Any]], step: dict[str, Any], programs: bool = False) -> str:
+    """What a step node is asked: the earlier results it may use (``programs``: see format_results), then the
+    step itself."""
+    context = format_results(results, programs=programs)
     return prompts.STEP_USER.format(
         context=prompts.CONTEXT_HEADER + context + "\n\n" if context else "",
         step_id=step["id"], title=step["title"], instruction=step["instruction"],

@@ -45,19 +45,20 @@ Instruction: {instruction}
 Expected output: {expected_output}"""
 
 CODE_SYSTEM = """You write a short Python 3 program for one step of a plan.
-Reply with the program only, in a ```python block. Write into the program every value it needs, taken from the task and from the results of earlier steps, and print the result with print(): just the number when the step asks for a quantity.
+Reply with the program only, in a ```python block. The programs of earlier steps have already run, so their variables exist: use them. Write into the program every other value it needs, taken from the task and from the results of earlier steps, and print the result with print(): just the number when the step asks for a quantity.
 Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory."""
 
 CODE_USER = "Task: {task}\n{step}"
 
 # Worked examples, shown before the step as earlier chat turns (a 135M model copied the names of an example
 # given inside the system prompt into its own programs; as turns it keeps them apart). One uses an earlier
-# result, one is not arithmetic. Each: (task, earlier results as (id, title, output), step, program).
-CODE_EXAMPLES: tuple[tuple[str, tuple[tuple[int, str, str], ...], dict, str], ...] = (
-    (PLANNER_EXAMPLES[0][0], ((1, "Cost of the pens", "6"),),
+# step's variable, one is not arithmetic. Each: (task, earlier results as (id, title, output, program or None),
+# step, program).
+CODE_EXAMPLES: tuple[tuple[str, tuple[tuple[int, str, str, str | None], ...], dict, str], ...] = (
+    (PLANNER_EXAMPLES[0][0], ((1, "Cost of the pens", "6", "pens = 3\nprice = 2\ncost = pens * price\nprint(cost)"),),
      {"id": 2, "title": "Change", "instruction": "Subtract the cost of the pens from $10.",
       "expected_output": "The change in dollars"},
-     "cost = 6\npaid = 10\nchange = paid - cost\nprint(change)"),
+     "paid = 10\nchange = paid - cost\nprint(change)"),
     ("Which words appear more than once in 'the cat saw the dog and the dog ran'?", (),
      {"id": 1, "title": "Repeated words", "instruction": "Count each word and keep those that appear more than once.",
       "expected_output": "The repeated words"},
@@ -95,6 +96,8 @@ OTHER_RESULTS_HEADER = "Other steps:\n"
 LAST_COMPUTED = "Last computed value: {value}"
 
 CONTEXT_HEADER = "Results of earlier steps:\n"
+# After a successful Python step's output, in a Python step's request (hierplan.nodes.earlier_programs).
+EARLIER_PROGRAM = "\nIts program, already run (its variables exist):\n```python\n{code}\n```"
 
 REPLANNER_SYSTEM = """A step of the plan failed. Write the steps that should replace the unfinished ones, so the task can still be done.
 Reply with one JSON object only: {"steps": [{"id": 1, "title": "...", "instruction": "...", "tool": "llm", "expected_output": "..."}]}

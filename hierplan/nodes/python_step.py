@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import prior_results, step_request, truncate
+from hierplan.nodes.earlier_programs import earlier_programs, with_earlier_programs
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
 from hierplan.nodes.model_call import invoke_model
@@ -68,8 +69,8 @@ def _name_hint(name: str, code: str) -> str:
     close = difflib.get_close_matches(name, sorted(defined), n=1, cutoff=0.6)
     if close:
         return f"`{name}` is not defined; did you mean `{close[0]}`?"
-    return (f"`{name}` is not defined anywhere in the program: give it its value from the task first "
-            f"(`{name} = ...`), or do not use it. Earlier steps' results are in the prompt, not in variables.")
+    return (f"`{name}` is not defined in the program nor by an earlier step's program: give it its value from "
+            f"the task first (`{name} = ...`), or do not use it.")
 
 
 def check_code(code: str) -> CodeAttempt | None:
@@ -115,23 +116,26 @@ def _callable_without_arguments(func: ast.FunctionDef) -> bool:
 
 def code_request(task: str, results: list[dict[str, Any]], step: dict[str, Any]) -> str:
     """The user turn asking for a step's program: the task, earlier results, and the step."""
-    return prompts.CODE_USER.format(task=truncate(task, TASK_CONTEXT_CHARS), step=step_request(results, step))
+    return prompts.CODE_USER.format(task=truncate(task, TASK_CONTEXT_CHARS),
+                                    step=step_request(results, step, programs=True))
 
 
 def code_example_turns() -> list:
     """prompts.CODE_EXAMPLES as earlier chat turns, in exactly the form a real step's request takes."""
     turns: list = []
     for task, earlier, step, program in prompts.CODE_EXAMPLES:
-        results = [{"step_id": i, "title": title, "output": output, "ok": True} for i, title, output in earlier]
+        results = [{"step_id": i, "title": title, "output": output, "ok": True, "tool": "python" if code else "llm",
+                    "code": code} for i, title, output, code in earlier]
         turns += [HumanMessage(code_request(task, results, step)), AIMessage(f"```python\n{program}\n```")]
     return turns
 
 
-def run_attempt(code: str, run_code: CodeRunner) -> CodeAttempt:
+def run_attempt(code: str, run_code: CodeRunner, earlier: list[str] = ()) -> CodeAttempt:
+    """Check and run ``code`` after the ``earlier`` steps' programs (see earlier_programs)."""
     if (failed := check_code(code)) is not None:
         return failed
     code = show_last_value(code)
-    res = run_code(code)
+    res = run_code(with_earlier_programs(code, earlier))
     ok = bool(res.ok) and bool(res.stdout.strip())
     error = res.error if not res.ok else (None if ok else NOTHING_PRINTED)
     return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason)
@@ -146,6 +150,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         step = payload["step"]
         emit("steps_started", step_ids=[step["id"]], tool="python", batch=1)
         start = time.perf_counter()
+        earlier = earlier_programs(payload.get("results") or [], payload["plan"], step)
         request = code_request(payload["task"], prior_results(payload, step), step)
         messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
         attempts: list[CodeAttempt] = []
@@ -156,7 +161,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
                                       node="python_step",
                                       seed=sampling.seed, seed_key=(step["id"], attempt_no))
             calls.append(call)
-            attempt = run_attempt(strip_code_fences(text), run_code)
+            attempt = run_attempt(strip_code_fences(text), run_code, earlier)
             attempts.append(attempt)
             emit("code_attempt", step_id=step["id"], attempt=attempt_no + 1, ok=attempt.ok, error=attempt.error,
                  exit_reason=attempt.exit_reason)
