@@ -66,6 +66,10 @@ def test_a_program_that_prints_nothing_is_not_a_success():
     ("total = 1\ntotal += 4\n", "total = 1\ntotal += 4\nprint(total)"),
     ("import math\nmath.sqrt(16)", "import math\nprint(math.sqrt(16))"),
     ("x = 1\nprint(x)\ny = 2", "x = 1\nprint(x)\ny = 2"),        # prints already: untouched
+    ("x = 1\nprint(x)", "x = 1\nprint(x)"),                      # ends printing: untouched
+    # prints somewhere (here after return, never reached): the last call's value, unless None
+    ("def f():\n    return 4\n    print(9)\nf()",
+     "def f():\n    return 4\n    print(9)\n_value = f()\nif _value is not None:\n    print(_value)"),
     ("a, b = 1, 2", "a, b = 1, 2"),                                # no single name to show
     ("a = 1; a + 1", "a = 1; a + 1"),                              # two statements on the last line
     ("x: int", "x: int"),                                          # nothing assigned
@@ -78,6 +82,17 @@ def test_a_program_that_prints_nothing_is_not_a_success():
 ])
 def test_a_program_that_never_prints_shows_its_last_value(code, shown):
     assert show_last_value(code) == shown
+
+
+def test_a_last_call_shows_its_value_in_the_real_sandbox_once_and_not_none():
+    from hierplan.nodes.python_step import run_attempt
+    from hierplan.tools import run_python
+
+    after_return = run_attempt("def solve():\n    total = 15 * 2\n    return total\n    print(total)\n\nsolve()",
+                               run_python)
+    assert after_return.ok and after_return.stdout == "30\n"
+    printed = run_attempt("def main():\n    print(7)\n\nmain()", run_python)
+    assert printed.ok and printed.stdout == "7\n"  # main() returned None: nothing more shown
 
 
 def test_the_code_that_ran_is_the_code_recorded():

@@ -86,18 +86,25 @@ def check_code(code: str) -> CodeAttempt | None:
 
 
 def show_last_value(code: str) -> str:
-    """Like a notebook cell: a program that never calls print() shows its last expression, the name its
-    last statement assigns, or what its last function returns when it is defined last, never called and
-    needs no arguments. Small models often compute the answer and forget to print it."""
+    """Like a notebook cell: a program shows the value of its last expression (when it calls print()
+    elsewhere, only a value that is not None: ``main()`` that printed already shows nothing more); a program
+    that never calls print() also shows the name its last statement assigns, or what its last function
+    returns when it is defined last, never called and needs no arguments. Small models often compute the
+    answer and forget to print it, or print it only in a line after ``return``."""
     tree = ast.parse(code)
-    calls_print = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
-                      for n in ast.walk(tree))
-    if calls_print or not tree.body:
+    if not tree.body:
         return code
+    calls_print = any(_is_print(n) for n in ast.walk(tree))
     last = tree.body[-1]
     lines = code.splitlines()
-    if (isinstance(last, ast.Expr) and last.col_offset == 0 and last.lineno == last.end_lineno == len(lines)):
-        return "\n".join(lines[:-1] + [f"print({ast.get_source_segment(code, last.value)})"])
+    if (isinstance(last, ast.Expr) and last.col_offset == 0 and last.lineno == last.end_lineno == len(lines)
+            and not _is_print(last.value)):
+        value = ast.get_source_segment(code, last.value)
+        if calls_print:
+            return "\n".join(lines[:-1] + [f"_value = {value}", "if _value is not None:", "    print(_value)"])
+        return "\n".join(lines[:-1] + [f"print({value})"])
+    if calls_print:
+        return code
     if isinstance(last, (ast.Assign, ast.AugAssign)) or (isinstance(last, ast.AnnAssign) and last.value):
         targets = last.targets if isinstance(last, ast.Assign) else [last.target]
         if len(targets) == 1 and isinstance(targets[0], ast.Name):
@@ -106,6 +113,10 @@ def show_last_value(code: str) -> str:
             isinstance(n, ast.Name) and n.id == last.name for n in ast.walk(tree)):
         return code.rstrip("\n") + f"\nprint({last.name}())"  # defined last and never called
     return code
+
+
+def _is_print(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
 
 
 def _callable_without_arguments(func: ast.FunctionDef) -> bool:
