@@ -32,7 +32,7 @@ _compiled: dict[tuple, Any] = {}  # (id(tokenizer), schema key, stop ids) -> (to
 DEFAULT_MAX_NEW_TOKENS = 700
 
 
-def _stop_ids(model: Any, tokenizer: Any) -> list[int]:
+def stop_token_ids(model: Any, tokenizer: Any) -> list[int]:
     eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     if eos is None:
         eos = tokenizer.eos_token_id
@@ -103,13 +103,7 @@ def _restrict(
     matcher: Any, bitmask: Any, scores: Any, comp: _Compiled, closing: bool, row: int = 0, in_string: bool = False
 ) -> None:
     """Mask ``scores[row]`` to the grammar; when ``closing``, only to moves that finish the JSON fastest."""
-    import llguidance.torch as lt
-    import torch
-
-    lt.fill_next_token_bitmask(matcher, bitmask, row)
-    # Unpack the 32-bit words here: llguidance's own apply goes through torch.compile (seconds, needs a C compiler).
-    bits = (bitmask[row].unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1
-    scores[row].masked_fill_(bits.flatten()[: scores.shape[1]] == 0, float("-inf"))
+    mask_to_grammar(matcher, bitmask, scores, row)
     if not closing:
         return
     forced = matcher.compute_ff_bytes()
@@ -121,6 +115,17 @@ def _restrict(
     for tid in (comp.quote if in_string else comp.closers) + comp.stop_ids:  # else leave the model's choice
         if scores[row, tid] != float("-inf"):
             return _only(scores, row, tid)
+
+
+def mask_to_grammar(matcher: Any, bitmask: Any, scores: Any, row: int) -> None:
+    """Set ``scores[row]`` to -inf for every token the llguidance ``matcher`` does not allow next."""
+    import llguidance.torch as lt
+    import torch
+
+    lt.fill_next_token_bitmask(matcher, bitmask, row)
+    # Unpack the 32-bit words here: llguidance's own apply goes through torch.compile (seconds, needs a C compiler).
+    bits = (bitmask[row].unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1
+    scores[row].masked_fill_(bits.flatten()[: scores.shape[1]] == 0, float("-inf"))
 
 
 def _only(scores: Any, row: int, tid: int) -> None:
@@ -177,7 +182,7 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
 
 def _compiled_for(model: Any, tokenizer: Any, schema_model: Any) -> _Compiled:
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
-    stop = _stop_ids(model, tokenizer)
+    stop = stop_token_ids(model, tokenizer)
     regex = schema_regex(schema_model)
     key = (id(tokenizer), regex, tuple(stop), vocab_size)
     with _lock:

@@ -14,7 +14,8 @@ What it owns, all behind the public chat-model API:
 * streaming (``stream`` yields AIMessageChunks as tokens are generated);
 * ``usage_metadata`` on every message, counted from the ids it fed and generated;
 * ``with_structured_output(PydanticClass, include_raw=True)``: a grammar-constrained reply (constrained.py),
-  ``response_metadata["hierplan_structured"] == "grammar"``.
+  ``response_metadata["hierplan_structured"] == "grammar"``;
+* ``invoke(..., grammar=LARK)``: a reply constrained to a Lark grammar (lark_grammar.py).
 
 Legacy ``pipeline_kwargs={...}`` (max_new_tokens, do_sample, temperature, top_p, repetition_penalty,
 min_new_tokens, logits_processor) are translated to the above for older callers.
@@ -26,7 +27,7 @@ import contextvars
 import queue
 import threading
 from operator import itemgetter
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -36,14 +37,14 @@ from langchain_core.runnables.config import ContextThreadPoolExecutor, get_confi
 from langchain_huggingface import HuggingFacePipeline
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from hierplan.models import constrained
+from hierplan.models import constrained, lark_grammar
 from hierplan.models.batcher import Batcher, Gather, Request, generation_context
 from hierplan.models.decode import RunningBatch
 from hierplan.models.rows import Row
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 _OPTIONS = {"temperature", "top_p", "max_tokens", "seed", "repetition_penalty", "min_tokens", "response_format",
-            "logits_processor"}
+            "logits_processor", "grammar"}
 _LEGACY = {"max_new_tokens": "max_tokens", "min_new_tokens": "min_tokens", "temperature": "temperature",
            "top_p": "top_p", "repetition_penalty": "repetition_penalty", "logits_processor": "logits_processor"}
 # Set by ``batch`` in each input's thread: (Gather, index) so its rows go into one pass together.
@@ -70,6 +71,8 @@ class LocalChatModel(BaseChatModel):
     seed: int | None = None
     cpu_share: Any = None
     """On CPU, a cpu_share.CpuShare that picks the torch threads for each pass; None leaves them."""
+    accepts_grammar: ClassVar[bool] = True
+    """Takes ``grammar=`` (a Lark text) as a call option (hierplan.nodes.code_grammar asks)."""
     _batcher: Batcher | None = PrivateAttr(default=None)
     _guard: Any = PrivateAttr(default_factory=threading.Lock)
 
@@ -130,6 +133,8 @@ class LocalChatModel(BaseChatModel):
         if schema is not None:
             processors.append(constrained.grammar_processor(
                 self.llm.pipeline.model, self.tokenizer, schema, max_new_tokens=int(options["max_tokens"])))
+        if options.get("grammar"):
+            processors.append(lark_grammar.lark_processor(self.llm.pipeline.model, self.tokenizer, options["grammar"]))
         row = Row(ids=self._prompt_ids(messages), max_new_tokens=int(options["max_tokens"]),
                   temperature=float(options["temperature"]), top_p=float(options["top_p"]),
                   repetition_penalty=float(options["repetition_penalty"]),

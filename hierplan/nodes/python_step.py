@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
+from hierplan.nodes.code_grammar import STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_HINT, accepts_grammar
 from hierplan.nodes.context import prior_results, step_request, truncate
 from hierplan.nodes.earlier_programs import earlier_programs, with_earlier_programs
 from hierplan.nodes.events import emit
@@ -28,6 +29,7 @@ MAX_CODE_REPAIRS = 2
 # most failed repairs (bench/python_steps.py), so a repair was a wasted attempt.
 REPAIR_TEMPERATURE = 0.7
 NOTHING_PRINTED = "the program printed nothing; print the result"
+NO_CODE = "the reply contained no code"
 ERROR_CHARS_FOR_REPAIR = 1200
 
 # run_code(code) -> an object with ok, stdout, error and exit_reason (hierplan.tools.ExecutionResult).
@@ -76,13 +78,19 @@ def _name_hint(name: str, code: str) -> str:
 def check_code(code: str) -> CodeAttempt | None:
     """A failed attempt when the code cannot even be compiled (so it never reaches the sandbox), else None."""
     if not code.strip():
-        return CodeAttempt(code=code, ok=False, error="the reply contained no code", exit_reason="error")
+        return CodeAttempt(code=code, ok=False, error=NO_CODE, exit_reason="error")
     try:
         compile(code, "<step>", "exec")  # compiles only; nothing runs in this process
     except SyntaxError as exc:
         return CodeAttempt(code=code, ok=False, error=f"SyntaxError: {exc.msg} (line {exc.lineno})",
                            exit_reason="syntax")
     return None
+
+
+def straight_line_repair(attempt: CodeAttempt) -> bool:
+    """Whether the repair of a failed ``attempt`` is asked under code_grammar's STRAIGHT_LINE_GRAMMAR: the
+    reply did not parse, held no code, or printed nothing."""
+    return attempt.exit_reason == "syntax" or attempt.error in (NO_CODE, NOTHING_PRINTED)
 
 
 def show_last_value(code: str) -> str:
@@ -167,10 +175,11 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         attempts: list[CodeAttempt] = []
         calls = []
         repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, REPAIR_TEMPERATURE))
+        grammar: dict[str, Any] = {}
         for attempt_no in range(max_repairs + 1):
             text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
-                                      node="python_step",
-                                      seed=sampling.seed, seed_key=(step["id"], attempt_no))
+                                      node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no),
+                                      extra_pipeline_kwargs=grammar)
             calls.append(call)
             attempt = run_attempt(strip_code_fences(text), run_code, earlier)
             attempts.append(attempt)
@@ -178,9 +187,12 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
                  exit_reason=attempt.exit_reason)
             if attempt.ok:
                 break
+            hint = repair_hint(attempt.error or "", attempt.code)
+            if straight_line_repair(attempt) and accepts_grammar(model):
+                grammar = {"grammar": STRAIGHT_LINE_GRAMMAR}
+                hint += STRAIGHT_LINE_HINT + "\n"
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
-                code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR),
-                hint=repair_hint(attempt.error or "", attempt.code)))]
+                code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
         last = attempts[-1]
         result = StepResult(
             step_id=step["id"], title=step["title"], tool=step["tool"],

@@ -1,0 +1,73 @@
+"""Generation constrained to a Lark grammar: the local chat model's ``grammar=`` call option.
+
+``lark_processor(model, tokenizer, lark)`` returns a logits processor (one per call: it keeps the row's
+grammar state) that lets a row emit only text the grammar derives, then only a stop token. The Python step
+asks for it when it repairs a program that did not parse or printed nothing (hierplan.nodes.python_step).
+Unlike the plan grammar (constrained.py) nothing here closes the text before the token budget runs out: a
+program cut off there fails like any other and is recorded. Engine: llguidance, as for plans.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from hierplan.models import torch_thread
+from hierplan.models.constrained import mask_to_grammar, stop_token_ids
+
+_lock = threading.Lock()
+_compiled: dict[tuple, Any] = {}  # (id(tokenizer), grammar, stop ids, vocab) -> (tokenizer, lltok, grammar)
+
+
+def _compile(model: Any, tokenizer: Any, lark: str) -> tuple[Any, Any, list[int], int]:
+    import llguidance
+    import llguidance.hf
+
+    vocab_size = int(model.get_output_embeddings().weight.shape[0])
+    stop = stop_token_ids(model, tokenizer)
+    key = (id(tokenizer), lark, tuple(stop), vocab_size)
+    with _lock:
+        hit = _compiled.get(key)
+        if hit is None or hit[0] is not tokenizer:
+            lltok = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=stop)
+            grammar = llguidance.LLMatcher.grammar_from_lark(lark)
+            error = llguidance.LLMatcher.validate_grammar(grammar, lltok)
+            if error and not error.startswith("WARNING"):
+                raise ValueError(f"grammar rejected by llguidance: {error}")
+            hit = _compiled[key] = (tokenizer, lltok, grammar)
+    return hit[1], hit[2], stop, vocab_size
+
+
+def lark_processor(model: Any, tokenizer: Any, lark: str) -> Any:
+    """A transformers LogitsProcessor for one row: only text ``lark`` derives, then a stop token."""
+    import llguidance
+    import llguidance.torch as lt
+    import torch
+    from transformers import LogitsProcessor
+
+    lltok, grammar, stop_ids, vocab_size = torch_thread.run(_compile, model, tokenizer, lark)
+
+    class LarkGrammarProcessor(LogitsProcessor):
+        def __init__(self) -> None:
+            self.matcher = llguidance.LLMatcher(lltok, grammar)
+            self.bitmask = lt.allocate_token_bitmask(1, vocab_size)
+            self.started = False
+
+        def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+            if self.started and not self.matcher.is_stopped():
+                token = int(input_ids[0, -1])
+                if not self.matcher.consume_token(token):
+                    raise RuntimeError(f"token {token} broke the grammar: {self.matcher.get_error()}")
+            self.started = True
+            view = scores[:, :vocab_size]
+            if scores.shape[1] > vocab_size:
+                scores[:, vocab_size:] = float("-inf")
+            if self.matcher.is_stopped():  # the text is complete: only a stop token
+                done = torch.full_like(view[0], float("-inf"))
+                done[stop_ids] = view[0, stop_ids]
+                view[0] = done
+            else:
+                mask_to_grammar(self.matcher, self.bitmask, view, 0)
+            return scores
+
+    return LarkGrammarProcessor()

@@ -1,0 +1,103 @@
+"""Repairs of programs that did not parse (or printed nothing) are asked under the straight-line grammar,
+where the model takes one; the grammar itself admits plain programs and, on the embedded model, yields code
+that compiles."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pytest
+from fakes import FakeExecution, ScriptedChatModel, scripted_runner
+
+from hierplan.config import SamplingConfig
+from hierplan.nodes.code_grammar import STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_HINT
+from hierplan.nodes.python_step import make_python_step
+
+STEP = {"id": 1, "title": "Add", "instruction": "Add 2 and 3", "tool": "python", "expected_output": "5"}
+STATE = {"task": "t", "plan": {"goal": "g", "assumptions": [], "steps": [STEP]}, "results": [], "step": STEP}
+
+
+class GrammarFake(ScriptedChatModel):
+    accepts_grammar: ClassVar[bool] = True
+
+
+def _run(model, replies_ok):
+    runner = scripted_runner([FakeExecution(*r) for r in replies_ok])
+    return make_python_step(model, SamplingConfig(), runner)(STATE)["results"][0]
+
+
+def test_after_a_reply_that_does_not_parse_the_repairs_are_asked_under_the_grammar():
+    model = GrammarFake(script={"python_step": ["The answer is 5.", "x = 2 +", "print(2 + 3)"]})
+    result = _run(model, [(True, "5\n")])
+    assert result["ok"]
+    grammars = [call["kwargs"].get("grammar") for call in model.calls]
+    assert grammars == [None, STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_GRAMMAR]
+    assert STRAIGHT_LINE_HINT in model.calls[1]["messages"][-1].content
+
+
+def test_a_runtime_error_is_repaired_without_the_grammar():
+    model = GrammarFake(script={"python_step": ["print(1/0)", "print(5)"]})
+    _run(model, [(False, "", "ZeroDivisionError: division by zero", "error"), (True, "5\n")])
+    assert [call["kwargs"].get("grammar") for call in model.calls] == [None, None]
+
+
+def test_a_program_that_printed_nothing_is_repaired_under_the_grammar():
+    model = GrammarFake(script={"python_step": ["def f(x):\n    return x", "print(5)"]})
+    _run(model, [(True, ""), (True, "5\n")])
+    assert [call["kwargs"].get("grammar") for call in model.calls] == [None, STRAIGHT_LINE_GRAMMAR]
+
+
+def test_a_model_that_takes_no_grammar_gets_the_same_repair_without_one():
+    model = ScriptedChatModel(script={"python_step": ["The answer is 5.", "print(5)"]})
+    _run(model, [(True, "5\n")])
+    assert all("grammar" not in call["kwargs"] for call in model.calls)
+    assert STRAIGHT_LINE_HINT not in model.calls[1]["messages"][-1].content
+
+
+@pytest.fixture(scope="module")
+def embedded_chat():
+    from hierplan.models.loader import load_chat_model
+
+    return load_chat_model()
+
+
+@pytest.mark.real_model
+def test_the_grammar_admits_plain_programs_and_refuses_prose_and_definitions(embedded_chat):
+    import llguidance
+    import llguidance.hf
+
+    tokenizer = embedded_chat.tokenizer
+    lltok = llguidance.hf.from_tokenizer(tokenizer)
+    grammar = llguidance.LLMatcher.grammar_from_lark(STRAIGHT_LINE_GRAMMAR)
+    assert llguidance.LLMatcher.validate_grammar(grammar, lltok) == ""
+
+    def admits(text: str) -> bool:
+        matcher = llguidance.LLMatcher(lltok, grammar)
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        return all(matcher.consume_token(t) for t in ids) and matcher.is_accepting()
+
+    assert admits("```python\npens = 3\ncost = pens * (2 + 0.5)\nprint(round(cost, 2))\n```")
+    assert admits("```python\nwords = 'a b a'.split()\nprint(sorted(words)[0], len(words))\n```")
+    assert admits("```python\nn = 3\nprint(n, \"pens\")\n```")
+    assert not admits("```python\nn = 3\nprint(f\"{n} pens\")\n```")  # no f-strings
+    assert not admits("```python\ndeff = 3\nprint(deff)\n```")  # starts like a statement
+    assert not admits("```python\nx = 3\nprint(fratio(x))\n```")  # calls only the listed builtins
+    assert not admits("The answer is 5.")
+    assert not admits("```python\ndef f():\n    return 5\n```")
+    assert not admits("```python\nx = 5\n```")  # must end with a print
+
+
+@pytest.mark.real_model
+def test_on_the_embedded_model_a_grammar_reply_is_a_program_that_compiles(embedded_chat):
+    from langchain_core.messages import HumanMessage
+
+    from hierplan.nodes.json_extract import strip_code_fences
+
+    prompt = [HumanMessage("Write a Python program: a shop sells pens for $2 each; Tom buys 3 pens. "
+                           "Print the cost.")]
+    for seed in range(3):
+        text = embedded_chat.invoke(prompt, grammar=STRAIGHT_LINE_GRAMMAR, max_tokens=120, temperature=0.7,
+                                    seed=seed).content
+        code = strip_code_fences(text)
+        compile(code, "<reply>", "exec")
+        assert text.startswith("```python\n") and "print(" in code.splitlines()[-1]
