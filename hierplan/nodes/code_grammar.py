@@ -1,5 +1,5 @@
-"""Straight-line Python for repairs: after a reply that did not parse, held no code or printed nothing, the next
-repair is asked under a grammar (the model's ``grammar=`` option, where it has one) that only derives a
+"""Straight-line Python for repairs: after a reply that did not parse, held no code or printed nothing, the
+step's remaining repairs are asked under a grammar (the model's ``grammar=`` option, where it has one) that only derives a
 fenced program of ``name = expression`` lines and ``print(expression)`` lines, ending with a print.
 
 Why: in the idle evaluation of the embedded model (docs/eval.md), 35 of 48 failed Python attempts were prose
