@@ -1,6 +1,7 @@
 """Straight-line Python for repairs: after a reply that did not parse, held no code or printed nothing, the
-step's remaining repairs are asked under a grammar (the model's ``grammar=`` option, where it has one) that only derives a
-fenced program of ``name = expression`` lines and ``print(expression)`` lines, ending with a print.
+step's remaining repairs are asked under a grammar (the model's ``grammar=`` option, where it has one) that
+only derives a fenced program of ``name = expression`` lines and ``print(expression)`` lines, ending with a
+print.
 
 Why: in the idle evaluation of the embedded model (docs/eval.md), 35 of 48 failed Python attempts were prose
 instead of code, programs cut off mid-way by endless function definitions, or functions defined and never
