@@ -101,14 +101,18 @@ class FakeExecution:
         self.ok, self.stdout, self.error, self.exit_reason = ok, stdout, error, exit_reason
 
 
-def scripted_runner(results: list[FakeExecution]) -> Callable[[str], FakeExecution]:
+def scripted_runner(results: list[FakeExecution]) -> Callable[..., FakeExecution]:
+    """A code runner answering from ``results``; ``seen`` records each code, ``seen_before`` its earlier programs."""
     seen: list[str] = []
+    seen_before: list[list[str]] = []
 
-    def run(code: str) -> FakeExecution:
+    def run(code: str, before=()) -> FakeExecution:
         seen.append(code)
+        seen_before.append(list(before))
         return results.pop(0)
 
     run.seen = seen  # type: ignore[attr-defined]
+    run.seen_before = seen_before  # type: ignore[attr-defined]
     return run
 
 

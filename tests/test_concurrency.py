@@ -34,7 +34,7 @@ def tagged_model(tag: str) -> ScriptedChatModel:
                  "aggregator": f"{tag} final"})
 
 
-def fake_runner(code: str) -> FakeExecution:
+def fake_runner(code: str, before=()) -> FakeExecution:
     """The sandbox stand-in: 'runs' print('<text>') by echoing text (keeps CPU use low)."""
     return FakeExecution(ok=True, stdout=code.split("'")[1] + "\n")
 

@@ -25,7 +25,7 @@ REVISION = json.dumps({"steps": [
     {"id": 2, "title": "Check the sum", "instruction": "Check it", "tool": "llm"}]})
 
 
-def failing_runner(code: str) -> FakeExecution:
+def failing_runner(code: str, before=()) -> FakeExecution:
     return FakeExecution(False, "", "ZeroDivisionError: division by zero", "error")
 
 

@@ -165,7 +165,7 @@ def make_model():
         "llm_step": "one two three", "aggregator": aggregator})
 
 
-def fake_runner(code: str) -> FakeExecution:
+def fake_runner(code: str, before=()) -> FakeExecution:
     if "1/0" in code:
         return FakeExecution(False, "", "ZeroDivisionError: division by zero", "error")
     return FakeExecution(True, "42\n")

@@ -24,7 +24,7 @@ class CountingRunner:
         self.lock = threading.Lock()
         self.delay = delay
 
-    def __call__(self, code: str) -> FakeExecution:
+    def __call__(self, code: str, before=()) -> FakeExecution:
         with self.lock:
             self.seen.append(code)
             self.active += 1

@@ -60,6 +60,33 @@ def test_code_must_be_text():
         run_python(b"print(1)")  # type: ignore[arg-type]
 
 
+def test_programs_before_the_code_set_its_names_silently_and_a_failing_one_is_skipped():
+    before = ["cost = 6\nprint('hidden')", "paid = 10\nprint(paid)\nraise SystemExit(3)", "x = 1 / 0", "y = 2"]
+    res = run_python("change = paid - cost\nprint(change, y)", before=before)
+    assert res.ok and res.stdout == "4 2\n", res.error
+    with pytest.raises(TypeError):
+        run_python("pass", before=[b"x = 1"])  # type: ignore[list-item]
+
+
+def test_an_error_after_programs_before_keeps_the_codes_own_lines():
+    res = run_python("a = cost\nb = a + missing\nprint(b)", before=["cost = 6\nz = 1\nw = 2"])
+    assert not res.ok
+    assert 'File "<code>", line 2' in res.error and "b = a + missing" in res.error
+    assert res.error.endswith("NameError: name 'missing' is not defined")
+
+
+@pytest.mark.skipif(not (probe().available["bwrap"] or probe().available["landlock"]),
+                    reason="neither bwrap nor Landlock confines writes on this machine")
+def test_programs_before_the_code_are_confined_like_it(tmp_path):
+    """They run in the sandboxed child with every layer in force: a write to a host folder does not land
+    (with the rlimits layer alone it does, so this fails if they ever ran outside the confinement)."""
+    target = tmp_path / "escaped.txt"
+    layers = [name for name in ("bwrap", "landlock") if probe().available[name]] + ["rlimits", "env"]
+    res = run_python("print('ran')", before=[f"open({str(target)!r}, 'w').write('x')"], layers=layers)
+    assert res.ok and res.stdout == "ran\n"
+    assert not target.exists()
+
+
 def test_exception_is_a_result_not_a_raise():
     res = run_python("def f():\n    return 1 / 0\nf()")
     assert not res.ok and res.exit_reason == "error" and res.returncode == 1

@@ -32,10 +32,31 @@ def prior_results(state: dict[str, Any], step: dict[str, Any]) -> list[dict[str,
     return [r for r in state.get("results") or [] if r["step_id"] in wanted]
 
 
+def earlier_programs(results: list[dict[str, Any]], plan: dict[str, Any], step: dict[str, Any]) -> list[str]:
+    """The code of the successful Python steps ``step`` builds on, directly or through other steps, in the
+    order they finished (a step finishes after everything it depends on).
+
+    A Python step's program runs after these, silently, in the same sandboxed interpreter
+    (``run_python(code, before=...)``), so Python steps share names like a notebook's cells: ``cost``
+    computed in step 1 exists in step 2. Why: the embedded model's failed Python steps were mostly
+    NameErrors for a value an earlier Python step had computed under that very name (docs/eval.md)."""
+    by_id = {s["id"]: s for s in plan["steps"]}
+    wanted: set[int] = set()
+    todo = list(dependencies(step, plan))
+    while todo:
+        step_id = todo.pop()
+        if step_id not in wanted:
+            wanted.add(step_id)
+            if step_id in by_id:
+                todo += dependencies(by_id[step_id], plan)
+    return [r["code"] for r in results
+            if r["step_id"] in wanted and r.get("tool") == "python" and r.get("ok") and r.get("code")]
+
+
 def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHARS, programs: bool = False) -> str:
     """Each result's output, truncated to ``limit`` characters; failed steps are marked as such. With
     ``programs``, a successful Python step's program follows its output (a Python step's program runs after
-    them: hierplan.nodes.earlier_programs)."""
+    them: earlier_programs)."""
     lines = []
     for r in results:
         status = "" if r["ok"] else " (FAILED: do not rely on it)"

@@ -96,7 +96,7 @@ OTHER_RESULTS_HEADER = "Other steps:\n"
 LAST_COMPUTED = "Last computed value: {value}"
 
 CONTEXT_HEADER = "Results of earlier steps:\n"
-# After a successful Python step's output, in a Python step's request (hierplan.nodes.earlier_programs).
+# After a successful Python step's output, in a Python step's request (hierplan.nodes.context.earlier_programs).
 EARLIER_PROGRAM = "\nIts program, already run (its variables exist):\n```python\n{code}\n```"
 
 REPLANNER_SYSTEM = """A step of the plan failed. Write the steps that should replace the unfinished ones, so the task can still be done.

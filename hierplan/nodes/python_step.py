@@ -7,7 +7,7 @@ import difflib
 import re
 import time
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -15,8 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.code_grammar import STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_HINT, accepts_grammar
-from hierplan.nodes.context import prior_results, step_request, truncate
-from hierplan.nodes.earlier_programs import earlier_programs, with_earlier_programs
+from hierplan.nodes.context import earlier_programs, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
 from hierplan.nodes.model_call import invoke_model
@@ -32,14 +31,16 @@ NOTHING_PRINTED = "the program printed nothing; print the result"
 NO_CODE = "the reply contained no code"
 ERROR_CHARS_FOR_REPAIR = 1200
 
-# run_code(code) -> an object with ok, stdout, error and exit_reason (hierplan.tools.ExecutionResult).
-CodeRunner = Callable[[str], Any]
+# run_code(code, before=programs) -> an object with ok, stdout, error and exit_reason
+# (hierplan.tools.ExecutionResult); ``before``: earlier steps' programs to run first, silently, in the same
+# namespace (hierplan.tools.run_python's ``before``).
+CodeRunner = Callable[..., Any]
 
 
-def default_runner(code: str):
+def default_runner(code: str, before: Sequence[str] = ()):
     from hierplan.tools import run_python
 
-    return run_python(code)
+    return run_python(code, before=before)
 
 
 # What small models most often get wrong, said in the words the repair needs (measured in
@@ -149,12 +150,12 @@ def code_example_turns() -> list:
     return turns
 
 
-def run_attempt(code: str, run_code: CodeRunner, earlier: list[str] = ()) -> CodeAttempt:
-    """Check and run ``code`` after the ``earlier`` steps' programs (see earlier_programs)."""
+def run_attempt(code: str, run_code: CodeRunner, earlier: Sequence[str] = ()) -> CodeAttempt:
+    """Check and run ``code`` after the ``earlier`` steps' programs (context.earlier_programs)."""
     if (failed := check_code(code)) is not None:
         return failed
     code = show_last_value(code)
-    res = run_code(with_earlier_programs(code, earlier))
+    res = run_code(code, before=earlier)
     ok = bool(res.ok) and bool(res.stdout.strip())
     error = res.error if not res.ok else (None if ok else NOTHING_PRINTED)
     return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason)

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from hierplan.errors import IsolationError
@@ -89,17 +89,20 @@ def _write_files(root: str, files: dict[str, str | bytes], owner: int | None, gr
                 os.chown(os.path.join(dirpath, n), owner, owner if group is None else group)
 
 
-def run_python(code: str, *, limits: SandboxLimits | None = None, files: dict[str, str | bytes] | None = None,
+def run_python(code: str, *, before: Sequence[str] = (), limits: SandboxLimits | None = None,
+               files: dict[str, str | bytes] | None = None,
                require_isolation: Literal["none", "basic", "full"] | None = None,
                layers: Iterable[str] | None = None) -> ExecutionResult:
     """Run ``code`` in a fresh, isolated interpreter and return what happened.
 
-    ``layers`` (tests, benchmarks) restricts the layers tried; by default all that the machine
+    ``before``: programs run first in the same interpreter and namespace, their output hidden and a failing
+    one skipped, so the names they set exist in ``code`` (a Python step's earlier steps). ``layers``
+    (tests, benchmarks) restricts the layers tried; by default all that the machine
     supports. A missing layer is warned about once per process; ``require_isolation`` raises
     :class:`IsolationError` if the resulting level is lower than asked.
     """
-    if not isinstance(code, str):
-        raise TypeError(f"code must be str, not {type(code).__name__}")
+    if not isinstance(code, str) or not all(isinstance(program, str) for program in before):
+        raise TypeError("code and the programs before it must be str")
     if require_isolation is not None and require_isolation not in LEVEL_ORDER:
         raise ValueError(f"require_isolation must be one of {LEVEL_ORDER}, not {require_isolation!r}")
     limits = limits or SandboxLimits()
@@ -115,10 +118,11 @@ def run_python(code: str, *, limits: SandboxLimits | None = None, files: dict[st
     if layers is None:
         for name, reason in missing.items():
             _warn_missing(name, reason)
-    return _run(code, limits, files, use, level)
+    return _run(code, list(before), limits, files, use, level)
 
 
-def _run(code: str, limits: SandboxLimits, files: dict[str, str | bytes], use: set[str], level: str) -> ExecutionResult:
+def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, str | bytes], use: set[str],
+         level: str) -> ExecutionResult:
     p = probe()
     layout = python_layout()
     site = ensure_site_dir(layout)
@@ -149,6 +153,7 @@ def _run(code: str, limits: SandboxLimits, files: dict[str, str | bytes], use: s
             rl["RLIMIT_NPROC"] = [limits.max_processes, limits.max_processes]
         cfg = {
             "code": os.path.join(inner_staging, "code.py"),
+            "before": before,
             "lib_dir": bw.LIB_DIR,
             "scratch": scratch,
             "copy_files_from": os.path.join(inner_staging, "files") if use_bwrap and files else None,

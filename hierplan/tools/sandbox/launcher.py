@@ -2,9 +2,9 @@
 
 Started as ``python -I -S launcher.py CONFIG START_FD``. Standard library only (it cannot import
 hierplan). Order: rlimits, uid drop, parent-death signal, scratch files, Landlock, seccomp, the
-start byte, then ``exec`` of the code in a fresh ``__main__`` namespace, so every restriction is
-in force before any user byte runs (``import ctypes`` in user code then meets the filters
-already installed).
+start byte, then ``exec`` of the ``before`` programs (output hidden, failures skipped) and of the
+code in one fresh ``__main__`` namespace, so every restriction is in force before any user byte
+runs (``import ctypes`` in user code then meets the filters already installed).
 
 Dying with the run: ``PR_SET_PDEATHSIG`` (SIGKILL) is set after the uid drop (a credential
 change clears it), then ``getppid()`` is compared with hierplan's pid: if hierplan died before
@@ -91,6 +91,23 @@ def _setup(cfg):
     return code
 
 
+def _run_before(programs, namespace):
+    """Run ``programs`` in ``namespace`` first, their output hidden; one that fails is skipped (the names it
+    set before failing stay). They ran once already: a Python step's earlier steps
+    (hierplan.nodes.context.earlier_programs)."""
+    import io
+
+    stdout = sys.stdout
+    for program in programs:
+        sys.stdout = io.StringIO()
+        try:
+            exec(compile(program, "<earlier step>", "exec"), namespace)  # sandboxed (this is the sandbox child)  # noqa: S102
+        except (Exception, SystemExit):  # noqa: BLE001
+            pass
+        finally:
+            sys.stdout = stdout
+
+
 def main():
     try:
         with open(sys.argv[1], "rb") as f:
@@ -106,6 +123,7 @@ def main():
     sys.argv[:] = [filename]
     sys.dont_write_bytecode = True
     namespace = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
+    _run_before(cfg.get("before") or [], namespace)
     del cfg
     try:
         exec(compile(code, filename, "exec"), namespace)  # sandboxed (this is the sandbox child)  # noqa: S102
