@@ -23,7 +23,8 @@ from hierplan.models.json_grammar import schema_regex, worst_case_json_bytes
 __all__ = ["available", "grammar_processor", "schema_regex", "worst_case_json_bytes"]
 
 _lock = threading.Lock()
-_compiled: dict[tuple, Any] = {}  # (id(tokenizer), schema key, stop ids) -> (tokenizer, compiled grammar)
+_tokenizers: dict[tuple, Any] = {}  # (id(tokenizer), stop ids, vocab size) -> (tokenizer, llguidance tokenizer)
+_compiled: dict[tuple, Any] = {}  # (id(llguidance tokenizer), regex) -> (llguidance tokenizer, compiled grammar)
 
 
 # ---------------------------------------------------------------- engine (llguidance)
@@ -42,11 +43,10 @@ def stop_token_ids(model: Any, tokenizer: Any) -> list[int]:
 class _Compiled:
     """Tokenizer + checked grammar + what the budget closer needs; built once per (tokenizer, schema)."""
 
-    def __init__(self, tokenizer: Any, vocab_size: int, stop_ids: list[int], regex: str):
+    def __init__(self, lltok: Any, vocab_size: int, stop_ids: list[int], regex: str):
         import llguidance
-        import llguidance.hf
 
-        self.lltok = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=stop_ids)
+        self.lltok = lltok
         self.grammar = llguidance.LLMatcher.grammar_from_regex(regex)
         error = llguidance.LLMatcher.validate_grammar(self.grammar, self.lltok)
         if error and not error.startswith("WARNING"):
@@ -180,15 +180,30 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
     return PlanGrammarProcessor()
 
 
-def _compiled_for(model: Any, tokenizer: Any, schema_model: Any) -> _Compiled:
+def ll_tokenizer(model: Any, tokenizer: Any) -> tuple[Any, list[int], int]:
+    """(llguidance's view of ``tokenizer``, the stop ids, the model's vocabulary size). The view takes about
+    0.6 s to build, so it is built once per tokenizer and shared by every grammar (plans, lark_grammar.py)."""
+    import llguidance.hf
+
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
     stop = stop_token_ids(model, tokenizer)
+    key = (id(tokenizer), tuple(stop), vocab_size)
+    with _lock:
+        hit = _tokenizers.get(key)
+        if hit is None or hit[0] is not tokenizer:
+            lltok = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=stop)
+            hit = _tokenizers[key] = (tokenizer, lltok)
+    return hit[1], stop, vocab_size
+
+
+def _compiled_for(model: Any, tokenizer: Any, schema_model: Any) -> _Compiled:
+    lltok, stop, vocab_size = ll_tokenizer(model, tokenizer)
     regex = schema_regex(schema_model)
-    key = (id(tokenizer), regex, tuple(stop), vocab_size)
+    key = (id(lltok), regex)
     with _lock:
         hit = _compiled.get(key)
-        if hit is None or hit[0] is not tokenizer:
-            hit = _compiled[key] = (tokenizer, _Compiled(tokenizer, vocab_size, stop, regex))
+        if hit is None or hit[0] is not lltok:
+            hit = _compiled[key] = (lltok, _Compiled(lltok, vocab_size, stop, regex))
     return hit[1]
 
 

@@ -13,29 +13,26 @@ import threading
 from typing import Any
 
 from hierplan.models import torch_thread
-from hierplan.models.constrained import mask_to_grammar, stop_token_ids
+from hierplan.models.constrained import ll_tokenizer, mask_to_grammar
 
 _lock = threading.Lock()
-_compiled: dict[tuple, Any] = {}  # (id(tokenizer), grammar, stop ids, vocab) -> (tokenizer, lltok, grammar)
+_grammars: dict[tuple, Any] = {}  # (id(llguidance tokenizer), grammar text) -> (llguidance tokenizer, grammar)
 
 
 def _compile(model: Any, tokenizer: Any, lark: str) -> tuple[Any, Any, list[int], int]:
     import llguidance
-    import llguidance.hf
 
-    vocab_size = int(model.get_output_embeddings().weight.shape[0])
-    stop = stop_token_ids(model, tokenizer)
-    key = (id(tokenizer), lark, tuple(stop), vocab_size)
+    lltok, stop, vocab_size = ll_tokenizer(model, tokenizer)
+    key = (id(lltok), lark)
     with _lock:
-        hit = _compiled.get(key)
-        if hit is None or hit[0] is not tokenizer:
-            lltok = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=stop)
+        hit = _grammars.get(key)
+        if hit is None or hit[0] is not lltok:
             grammar = llguidance.LLMatcher.grammar_from_lark(lark)
             error = llguidance.LLMatcher.validate_grammar(grammar, lltok)
             if error and not error.startswith("WARNING"):
                 raise ValueError(f"grammar rejected by llguidance: {error}")
-            hit = _compiled[key] = (tokenizer, lltok, grammar)
-    return hit[1], hit[2], stop, vocab_size
+            hit = _grammars[key] = (lltok, grammar)
+    return lltok, hit[1], stop, vocab_size
 
 
 def lark_processor(model: Any, tokenizer: Any, lark: str) -> Any:
