@@ -49,8 +49,11 @@ def earlier_programs(results: list[dict[str, Any]], plan: dict[str, Any], step: 
             wanted.add(step_id)
             if step_id in by_id:
                 todo += dependencies(by_id[step_id], plan)
-    return [r["code"] for r in results
-            if r["step_id"] in wanted and r.get("tool") == "python" and r.get("ok") and r.get("code")]
+    return [r["code"] for r in results if r["step_id"] in wanted and _successful_program(r)]
+
+
+def _successful_program(result: dict[str, Any]) -> bool:
+    return bool(result["ok"] and result.get("tool") == "python" and result.get("code"))
 
 
 def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHARS, programs: bool = False) -> str:
@@ -61,7 +64,7 @@ def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHAR
     for r in results:
         status = "" if r["ok"] else " (FAILED: do not rely on it)"
         line = f"Step {r['step_id']} - {r['title']}{status}:\n{truncate(r['output'], limit)}"
-        if programs and r["ok"] and r.get("tool") == "python" and r.get("code"):
+        if programs and _successful_program(r):
             line += prompts.EARLIER_PROGRAM.format(code=truncate(r["code"].strip(), limit))
         lines.append(line)
     return "\n\n".join(lines)
