@@ -1,6 +1,6 @@
-"""Repairs of programs that did not parse (or printed nothing) are asked under the straight-line grammar,
-where the model takes one; the grammar itself admits plain programs and, on the embedded model, yields code
-that compiles."""
+"""Repairs of programs that did not parse, printed nothing or read a name never set are asked under the
+straight-line grammar and the names in scope, where the model takes them; the grammar itself admits plain
+programs and, on the embedded model, yields code that compiles and reads only names it has."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from fakes import FakeExecution, ScriptedChatModel, scripted_runner
 
 from hierplan.config import SamplingConfig
-from hierplan.nodes.code_grammar import STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_HINT
+from hierplan.nodes.code_grammar import GRAMMAR_BUILTINS, STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_HINT, repair_options
 from hierplan.nodes.python_step import make_python_step
 
 STEP = {"id": 1, "title": "Add", "instruction": "Add 2 and 3", "tool": "python", "expected_output": "5"}
@@ -45,6 +45,28 @@ def test_a_program_that_printed_nothing_is_repaired_under_the_grammar():
     model = GrammarFake(script={"python_step": ["def f(x):\n    return x", "print(5)"]})
     _run(model, [(True, ""), (True, "5\n")])
     assert [call["kwargs"].get("grammar") for call in model.calls] == [None, STRAIGHT_LINE_GRAMMAR]
+
+
+def test_a_name_error_is_repaired_under_the_grammar_reading_the_earlier_programs_names():
+    first = {"id": 1, "title": "Cost", "instruction": "Cost of 3 pens at $2", "tool": "python",
+             "expected_output": "6"}
+    step = {**STEP, "id": 2, "depends_on": [1], "instruction": "Add 5 to the cost"}
+    earlier = {"step_id": 1, "title": "Cost", "tool": "python", "ok": True, "output": "6",
+               "code": "pens = 3\nfor i in range(1):\n    cost = pens * 2\nprint(cost)"}
+    state = {"task": "t", "plan": {"goal": "g", "assumptions": [], "steps": [first, step]}, "results": [earlier],
+             "step": step}
+    model = GrammarFake(script={"python_step": ["print(costs + 5)", "print(cost + 5)"]})
+    runner = scripted_runner([FakeExecution(False, "", "NameError: name 'costs' is not defined", "error"),
+                              FakeExecution(True, "11\n")])
+    assert make_python_step(model, SamplingConfig(), runner)(state)["results"][0]["ok"]
+    assert "python_scope" not in model.calls[0]["kwargs"]
+    repair = model.calls[1]["kwargs"]
+    assert repair["grammar"] == STRAIGHT_LINE_GRAMMAR
+    assert set(repair["python_scope"]) == {"pens", "i", "cost", "print", "True", "False", "None", *GRAMMAR_BUILTINS}
+
+
+def test_a_model_that_takes_no_grammar_gets_no_repair_options():
+    assert repair_options(ScriptedChatModel(), ["x = 1"]) == {}
 
 
 def test_a_model_that_takes_no_grammar_gets_the_same_repair_without_one():
@@ -101,3 +123,25 @@ def test_on_the_embedded_model_a_grammar_reply_is_a_program_that_compiles(embedd
         code = strip_code_fences(text)
         compile(code, "<reply>", "exec")
         assert text.startswith("```python\n") and "print(" in code.splitlines()[-1]
+
+
+@pytest.mark.real_model
+def test_on_the_embedded_model_a_scoped_reply_reads_only_names_it_has(embedded_chat):
+    import ast
+
+    from langchain_core.messages import HumanMessage
+
+    from hierplan.nodes.json_extract import strip_code_fences
+
+    # Asked to use names nothing defines (without the scope, the embedded model reads `f`: a NameError).
+    prompt = [HumanMessage("Write a Python program that prints total_cost, computed from price_per_pen and "
+                           "number_of_pens, which step 1 already computed (a pen costs $2, Tom buys 3).")]
+    options = repair_options(embedded_chat, ["price = 2"])
+    for seed in range(3):
+        text = embedded_chat.invoke(prompt, max_tokens=120, temperature=0.7, seed=seed, **options).content
+        tree = ast.parse(strip_code_fences(text))
+        known = set(options["python_scope"])
+        for line in tree.body:
+            reads = {n.id for n in ast.walk(line) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            assert reads <= known, (seed, text)
+            known |= {n.id for n in ast.walk(line) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

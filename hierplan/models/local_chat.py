@@ -15,7 +15,9 @@ What it owns, all behind the public chat-model API:
 * ``usage_metadata`` on every message, counted from the ids it fed and generated;
 * ``with_structured_output(PydanticClass, include_raw=True)``: a grammar-constrained reply (constrained.py),
   ``response_metadata["hierplan_structured"] == "grammar"``;
-* ``invoke(..., grammar=LARK)``: a reply constrained to a Lark grammar (lark_grammar.py).
+* ``invoke(..., grammar=LARK)``: a reply constrained to a Lark grammar (lark_grammar.py);
+* ``invoke(..., python_scope=[names])``: Python that reads only those names or names it assigned on an earlier
+  line (name_scope.py), with ``grammar=`` a straight-line program.
 
 Legacy ``pipeline_kwargs={...}`` (max_new_tokens, do_sample, temperature, top_p, repetition_penalty,
 min_new_tokens, logits_processor) are translated to the above for older callers.
@@ -37,14 +39,14 @@ from langchain_core.runnables.config import ContextThreadPoolExecutor, get_confi
 from langchain_huggingface import HuggingFacePipeline
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from hierplan.models import constrained, lark_grammar
+from hierplan.models import constrained, lark_grammar, name_scope
 from hierplan.models.batcher import Batcher, Gather, Request, generation_context
 from hierplan.models.decode import RunningBatch
 from hierplan.models.rows import Row
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 _OPTIONS = {"temperature", "top_p", "max_tokens", "seed", "repetition_penalty", "min_tokens", "response_format",
-            "logits_processor", "grammar"}
+            "logits_processor", "grammar", "python_scope"}
 _LEGACY = {"max_new_tokens": "max_tokens", "min_new_tokens": "min_tokens", "temperature": "temperature",
            "top_p": "top_p", "repetition_penalty": "repetition_penalty", "logits_processor": "logits_processor"}
 # Set by ``batch`` in each input's thread: (Gather, index) so its rows go into one pass together.
@@ -72,7 +74,7 @@ class LocalChatModel(BaseChatModel):
     cpu_share: Any = None
     """On CPU, a cpu_share.CpuShare that picks the torch threads for each pass; None leaves them."""
     accepts_grammar: ClassVar[bool] = True
-    """Takes ``grammar=`` (a Lark text) as a call option (hierplan.nodes.code_grammar asks)."""
+    """Takes ``grammar=`` (a Lark text) and ``python_scope=`` as call options (hierplan.nodes.code_grammar asks)."""
     _batcher: Batcher | None = PrivateAttr(default=None)
     _guard: Any = PrivateAttr(default_factory=threading.Lock)
 
@@ -135,6 +137,8 @@ class LocalChatModel(BaseChatModel):
                 self.llm.pipeline.model, self.tokenizer, schema, max_new_tokens=int(options["max_tokens"])))
         if options.get("grammar"):
             processors.append(lark_grammar.lark_processor(self.llm.pipeline.model, self.tokenizer, options["grammar"]))
+        if options.get("python_scope") is not None:  # after the grammar: it checks the tokens the grammar allows
+            processors.append(name_scope.scope_processor(self.tokenizer, options["python_scope"]))
         row = Row(ids=self._prompt_ids(messages), max_new_tokens=int(options["max_tokens"]),
                   temperature=float(options["temperature"]), top_p=float(options["top_p"]),
                   repetition_penalty=float(options["repetition_penalty"]),

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.code_grammar import STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_HINT, accepts_grammar
+from hierplan.nodes.code_grammar import STRAIGHT_LINE_HINT, assigned_names, repair_options
 from hierplan.nodes.context import earlier_programs, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
@@ -63,13 +63,7 @@ def _name_hint(name: str, code: str) -> str:
     """Name the missing name, and the defined one it is probably a misspelling of (Python 3.12's traceback
     says "Did you mean"; 3.11's does not). In bench/python_steps.py the model repeated the same program
     when told only the general rule."""
-    try:
-        nodes = list(ast.walk(ast.parse(code)))
-    except SyntaxError:
-        nodes = []
-    defined = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    defined |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    close = difflib.get_close_matches(name, sorted(defined), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, sorted(assigned_names(code)), n=1, cutoff=0.6)
     if close:
         return f"`{name}` is not defined; did you mean `{close[0]}`?"
     return (f"`{name}` is not defined in the program nor by an earlier step's program: give it its value from "
@@ -89,9 +83,10 @@ def check_code(code: str) -> CodeAttempt | None:
 
 
 def straight_line_repair(attempt: CodeAttempt) -> bool:
-    """Whether the repair of a failed ``attempt`` is asked under code_grammar's STRAIGHT_LINE_GRAMMAR: the
-    reply did not parse, held no code, or printed nothing."""
-    return attempt.exit_reason == "syntax" or attempt.error in (NO_CODE, NOTHING_PRINTED)
+    """Whether the repair of a failed ``attempt`` is asked under code_grammar's straight-line grammar: the
+    reply did not parse, held no code, printed nothing, or read a name it never set."""
+    return (attempt.exit_reason == "syntax" or attempt.error in (NO_CODE, NOTHING_PRINTED)
+            or re.search(r"\b(NameError|UnboundLocalError):", attempt.error or "") is not None)
 
 
 def show_last_value(code: str) -> str:
@@ -189,8 +184,8 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
             if attempt.ok:
                 break
             hint = repair_hint(attempt.error or "", attempt.code)
-            if straight_line_repair(attempt) and accepts_grammar(model):
-                grammar = {"grammar": STRAIGHT_LINE_GRAMMAR}
+            if straight_line_repair(attempt) and (options := repair_options(model, earlier)):
+                grammar = options
                 hint += STRAIGHT_LINE_HINT + "\n"
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
