@@ -10,7 +10,8 @@ import pytest
 from fakes import FakeExecution, ScriptedChatModel, scripted_runner
 
 from hierplan.config import SamplingConfig
-from hierplan.nodes.code_grammar import GRAMMAR_BUILTINS, STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_HINT, repair_options
+from hierplan.nodes.code_grammar import (ARITHMETIC_BUILTINS, ARITHMETIC_GRAMMAR, GRAMMAR_BUILTINS,
+                                         STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_HINT, assigned_names, repair_options)
 from hierplan.nodes.python_step import make_python_step
 
 STEP = {"id": 1, "title": "Add", "instruction": "Add 2 and 3", "tool": "python", "expected_output": "5"}
@@ -62,7 +63,25 @@ def test_a_name_error_is_repaired_under_the_grammar_reading_the_earlier_programs
     assert "python_scope" not in model.calls[0]["kwargs"]
     repair = model.calls[1]["kwargs"]
     assert repair["grammar"] == STRAIGHT_LINE_GRAMMAR
-    assert set(repair["python_scope"]) == {"pens", "i", "cost", "print", "True", "False", "None", *GRAMMAR_BUILTINS}
+    assert set(repair["python_scope"]) == {"pens", "i", "cost", "True", "False", "None"}
+    assert repair["python_calls"] == sorted(GRAMMAR_BUILTINS)
+
+
+def test_in_a_numeric_task_repairs_are_arithmetic_reading_only_values_earlier_programs_left():
+    earlier = "def cost(n):\n    each = 2\n    return n * each\npens = 3\nprint(cost(pens))"
+    options = repair_options(GrammarFake(), [earlier], numeric=True)
+    assert options["grammar"] == ARITHMETIC_GRAMMAR
+    assert options["python_scope"] == ["pens"]
+    assert options["python_calls"] == sorted(ARITHMETIC_BUILTINS)
+
+
+def test_assigned_names_anywhere_or_once_the_program_has_run():
+    code = ("import math as m\nx = 1\ndef f(y):\n    z = y\n    return [w for w in range(3)]\n"
+            "for i in range(2):\n    t = i\n")
+    assert assigned_names(code) == {"m", "x", "f", "z", "w", "i", "t"}
+    assert assigned_names(code, module_level=True) == {"m", "x", "f", "i", "t"}
+    assert assigned_names(code, module_level=True, values_only=True) == {"x", "i", "t"}
+    assert assigned_names("x = (") == set()
 
 
 def test_a_model_that_takes_no_grammar_gets_no_repair_options():
@@ -110,6 +129,30 @@ def test_the_grammar_admits_plain_programs_and_refuses_prose_and_definitions(emb
 
 
 @pytest.mark.real_model
+def test_the_arithmetic_grammar_admits_arithmetic_and_refuses_strings_and_misused_builtins(embedded_chat):
+    import llguidance
+    import llguidance.hf
+
+    tokenizer = embedded_chat.tokenizer
+    lltok = llguidance.hf.from_tokenizer(tokenizer)
+    grammar = llguidance.LLMatcher.grammar_from_lark(ARITHMETIC_GRAMMAR)
+    assert llguidance.LLMatcher.validate_grammar(grammar, lltok) == ""
+
+    def admits(text: str) -> bool:
+        matcher = llguidance.LLMatcher(lltok, grammar)
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        return all(matcher.consume_token(t) for t in ids) and matcher.is_accepting()
+
+    assert admits("```python\npens = 3\ncost = pens * (2 + 0.5)\nprint(round(cost, 2))\n```")
+    assert admits("```python\nx = max(3, 4) + sum([1, 2]) // abs(-2)\nprint(-x)\n```")
+    assert admits("```python\nx = 2\nprint(round(x * (3 + x) / 7, 2))\n```")
+    assert not admits("```python\nx = min(3)\nprint(x)\n```")  # min and max take several
+    assert not admits("```python\nx = len(3)\nprint(x)\n```")
+    assert not admits("```python\nx = float('3')\nprint(x)\n```")
+    assert not admits("```python\nn = 3\nprint(n, \"pens\")\n```")
+
+
+@pytest.mark.real_model
 def test_on_the_embedded_model_a_grammar_reply_is_a_program_that_compiles(embedded_chat):
     from langchain_core.messages import HumanMessage
 
@@ -140,7 +183,7 @@ def test_on_the_embedded_model_a_scoped_reply_reads_only_names_it_has(embedded_c
     for seed in range(3):
         text = embedded_chat.invoke(prompt, max_tokens=120, temperature=0.7, seed=seed, **options).content
         tree = ast.parse(strip_code_fences(text))
-        known = set(options["python_scope"])
+        known = set(options["python_scope"]) | set(options["python_calls"]) | {"print"}
         for line in tree.body:
             reads = {n.id for n in ast.walk(line) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
             assert reads <= known, (seed, text)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hierplan.models.name_scope import scope_processor, text_reads_ok
+from hierplan.models.name_scope import MAX_DEPTH, scope_processor, text_reads_ok
 
-SCOPE = {"print", "round", "cost"}
+SCOPE = {"cost"}
+CALLS = {"round", "min", "sum"}
 
 
 @pytest.mark.parametrize("text", [
@@ -17,9 +18,12 @@ SCOPE = {"print", "round", "cost"}
     "```python\nx = 'total price'.split(",  # strings and methods are free
     "```python\nx = \"it's",  # an open string
     "```python\nx = cost.real",
+    "```python\nx = min",  # a called name, whole
+    "```python\nx = min(cost, 2)\nprint(round(x))\n```",
+    "```python\nx = " + "(" * (MAX_DEPTH - 2) + "sum",  # room left for `sum([`
 ])
 def test_admits(text):
-    assert text_reads_ok(text, SCOPE)
+    assert text_reads_ok(text, SCOPE, CALLS)
 
 
 @pytest.mark.parametrize("text", [
@@ -29,9 +33,13 @@ def test_admits(text):
     "```python\ny = x\nx = 3",  # assigned on a later line
     "```python\nx = 'a' + str",  # a builtin not in scope
     "```python\nprint(cost)\nprint(total)\n",
+    "```python\nx = m",  # a called name is not written bit by bit: `m` would turn every m-name into min(
+    "```python\nx = (print",  # print only starts a line
+    "```python\nx = " + "(" * (MAX_DEPTH - 1) + "sum",  # no room for `sum([`
+    "```python\nx = " + "(" * (MAX_DEPTH + 1),
 ])
 def test_refuses(text):
-    assert not text_reads_ok(text, SCOPE)
+    assert not text_reads_ok(text, SCOPE, CALLS)
 
 
 class CharTokenizer:
@@ -62,7 +70,7 @@ def test_the_processor_keeps_only_tokens_that_read_names_in_scope_or_assigned():
     tok = CharTokenizer()
     scores = [float(i) for i in range(len(tok))]
     after_print = [0, 1, 2, 3, 4, 5]  # "```python\nx = 3\nprint("
-    allowed = _allowed(scope_processor(tok, {"print", "cost"}), after_print, scores)
+    allowed = _allowed(scope_processor(tok, {"cost"}), after_print, scores)
     assert {"x", "cost", "co", "3", ")"} <= allowed
     assert "total" not in allowed and "tal" not in allowed
 
@@ -72,7 +80,7 @@ def test_the_processor_keeps_the_grammar_mask():
     scores = [float("-inf")] * len(tok)
     scores[7] = 5.0  # only "total", which is not in scope, and "3"
     scores[3] = 1.0
-    allowed = _allowed(scope_processor(tok, {"print"}), [0, 1, 2, 3, 4, 5], scores)
+    allowed = _allowed(scope_processor(tok, set()), [0, 1, 2, 3, 4, 5], scores)
     assert allowed == {"3"}
 
 
@@ -83,7 +91,7 @@ def test_when_none_of_the_best_tokens_keep_the_scope_every_allowed_token_is_chec
     tok = CharTokenizer()
     scores = [float("-inf")] * len(tok)
     scores[7], scores[10], scores[6] = 5.0, 4.0, 0.5  # "total", "tal" out of scope; "cost" in it, ranked third
-    processor = scope_processor(tok, {"print", "cost"})
+    processor = scope_processor(tok, {"cost"})
     assert _allowed(processor, [0, 1, 2, 3, 4, 5], scores) == {"cost"}
     assert not processor.stuck
 
@@ -92,6 +100,6 @@ def test_when_no_allowed_token_keeps_the_scope_the_model_writes_on_unchecked():
     tok = CharTokenizer()
     scores = [float("-inf")] * len(tok)
     scores[7] = 5.0  # only "total"
-    processor = scope_processor(tok, {"print"})
+    processor = scope_processor(tok, set())
     assert _allowed(processor, [0, 1, 2, 3, 4, 5], scores) == {"total"}
     assert processor.stuck

@@ -16,8 +16,8 @@ What it owns, all behind the public chat-model API:
 * ``with_structured_output(PydanticClass, include_raw=True)``: a grammar-constrained reply (constrained.py),
   ``response_metadata["hierplan_structured"] == "grammar"``;
 * ``invoke(..., grammar=LARK)``: a reply constrained to a Lark grammar (lark_grammar.py);
-* ``invoke(..., python_scope=[names])``: Python that reads only those names or names it assigned on an earlier
-  line (name_scope.py), with ``grammar=`` a straight-line program.
+* ``invoke(..., python_scope=[names], python_calls=[names])``: Python that reads only those names or names it
+  assigned on an earlier line, and calls only those (name_scope.py), with ``grammar=`` a straight-line program.
 
 Legacy ``pipeline_kwargs={...}`` (max_new_tokens, do_sample, temperature, top_p, repetition_penalty,
 min_new_tokens, logits_processor) are translated to the above for older callers.
@@ -46,7 +46,7 @@ from hierplan.models.rows import Row
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 _OPTIONS = {"temperature", "top_p", "max_tokens", "seed", "repetition_penalty", "min_tokens", "response_format",
-            "logits_processor", "grammar", "python_scope"}
+            "logits_processor", "grammar", "python_scope", "python_calls"}
 _LEGACY = {"max_new_tokens": "max_tokens", "min_new_tokens": "min_tokens", "temperature": "temperature",
            "top_p": "top_p", "repetition_penalty": "repetition_penalty", "logits_processor": "logits_processor"}
 # Set by ``batch`` in each input's thread: (Gather, index) so its rows go into one pass together.
@@ -74,7 +74,8 @@ class LocalChatModel(BaseChatModel):
     cpu_share: Any = None
     """On CPU, a cpu_share.CpuShare that picks the torch threads for each pass; None leaves them."""
     accepts_grammar: ClassVar[bool] = True
-    """Takes ``grammar=`` (a Lark text) and ``python_scope=`` as call options (hierplan.nodes.code_grammar asks)."""
+    """Takes ``grammar=`` (a Lark text), ``python_scope=`` and ``python_calls=`` as call options
+    (hierplan.nodes.code_grammar asks)."""
     _batcher: Batcher | None = PrivateAttr(default=None)
     _guard: Any = PrivateAttr(default_factory=threading.Lock)
 
@@ -138,7 +139,8 @@ class LocalChatModel(BaseChatModel):
         if options.get("grammar"):
             processors.append(lark_grammar.lark_processor(self.llm.pipeline.model, self.tokenizer, options["grammar"]))
         if options.get("python_scope") is not None:  # after the grammar: it checks the tokens the grammar allows
-            processors.append(name_scope.scope_processor(self.tokenizer, options["python_scope"]))
+            processors.append(name_scope.scope_processor(self.tokenizer, options["python_scope"],
+                                                         options.get("python_calls") or ()))
         row = Row(ids=self._prompt_ids(messages), max_new_tokens=int(options["max_tokens"]),
                   temperature=float(options["temperature"]), top_p=float(options["top_p"]),
                   repetition_penalty=float(options["repetition_penalty"]),

@@ -1,8 +1,9 @@
-"""Python that reads only names it has: the local chat model's ``python_scope=`` call option.
+"""Python that reads only names it has: the local chat model's ``python_scope=`` and ``python_calls=`` options.
 
-``scope_processor(tokenizer, names)`` returns a logits processor (one per call: it keeps the row's text) that
+``scope_processor(tokenizer, names, calls)`` returns a logits processor (one per call: it keeps the row's text) that
 lets a row write a name where Python reads it only when the name is in ``names`` or was assigned on an
-earlier line (``name = ...``); a name being written must be the start of such a name. Names after a ``.``
+earlier line (``name = ...``), or it is called and in ``calls``; a name being written must be the start of
+such a name (a called one whole: ``m`` is not taken for ``min``). Names after a ``.``
 (attributes, methods), inside strings and assignment targets are free. It reads straight-line programs
 (hierplan.nodes.code_grammar's grammar, which it follows in the processor list): lines, not scopes, loops or
 functions.
@@ -22,6 +23,9 @@ from typing import Any, Iterable
 # When none of them pass (the model wanted a name not in scope), every allowed token is checked (~15k, ~0.1 s).
 SCOPE_CANDIDATES = 64
 
+# Parentheses and brackets open at once, at most: unbounded, the embedded model nested min(min(min(... until
+# its token budget ran out when a name it wanted was not in scope.
+MAX_DEPTH = 4
 _READ = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _TARGET = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
 _lock = threading.Lock()
@@ -57,27 +61,42 @@ def _without_strings(line: str) -> str:
     return text[:text.rfind(quote)] if quote else text
 
 
-def line_reads_ok(line: str, names: set[str], complete: bool) -> bool:
-    """Whether every name ``line`` reads is in ``names``; unless ``complete``, a name at its end may be the
-    start of one, and a first name may still become a target."""
+def line_reads_ok(line: str, names: set[str], calls: set[str], complete: bool) -> bool:
+    """Whether every name ``line`` reads is in ``names`` or ``calls`` and its parentheses nest at most
+    MAX_DEPTH deep. Unless ``complete``, a name at its end may be the start of one in ``names`` or a whole
+    name in ``calls`` (when its parentheses may still open), and a first name may still become a target. The
+    name a line starts with is free: a target, or a call the grammar lets a line start with (print)."""
     if line.lstrip().startswith("`"):  # the code fence
         return True
     code = _without_strings(line)
+    open_now, deepest = _depths(code)
+    if deepest > MAX_DEPTH:
+        return False
     target = _TARGET.match(code)
     reads = list(_READ.finditer(code))
-    if target:
-        reads = reads[1:]
+    if target or (reads and code[reads[0].end():].startswith("(")):
+        reads = reads[1:]  # a target, or the call a line starts with (the grammar says which: print)
     elif reads and not complete and reads[0].start() == len(code) - len(code.lstrip()) \
             and not code[reads[0].end():].strip():
         return True  # `tot` or `total ` at the line's start: a target or a read, not known yet
     for read in reads:
         name = read.group()
         if not complete and read.end() == len(code):
-            if not any(n.startswith(name) for n in names):
+            if not (any(n.startswith(name) for n in names)
+                    or (name in calls and open_now + 2 <= MAX_DEPTH)):  # `sum([` opens two
                 return False
-        elif name not in names:
+        elif name not in names and name not in calls:
             return False
     return True
+
+
+def _depths(code: str) -> tuple[int, int]:
+    """How many parentheses and brackets are open at the end of ``code``, and at most."""
+    depth = deepest = 0
+    for char in code:
+        depth += (char in "([") - (char in ")]")
+        deepest = max(deepest, depth)
+    return depth, deepest
 
 
 def assigned(lines: Iterable[str]) -> set[str]:
@@ -85,25 +104,26 @@ def assigned(lines: Iterable[str]) -> set[str]:
     return {m.group(1) for line in lines if (m := _TARGET.match(_without_strings(line)))}
 
 
-def text_reads_ok(text: str, scope: set[str]) -> bool:
+def text_reads_ok(text: str, scope: set[str], calls: set[str] = frozenset()) -> bool:
     """Whether the program ``text`` (complete lines, then a line being written) reads only names in ``scope``
-    or assigned on an earlier line."""
+    or assigned on an earlier line, and calls only names in ``calls``."""
     *done, current = text.split("\n")
     names = set(scope)
     for line in done:
-        if not line_reads_ok(line, names, complete=True):
+        if not line_reads_ok(line, names, calls, complete=True):
             return False
         names |= assigned([line])
-    return line_reads_ok(current, names, complete=False)
+    return line_reads_ok(current, names, calls, complete=False)
 
 
-def scope_processor(tokenizer: Any, scope: Iterable[str]) -> Any:
-    """A transformers LogitsProcessor for one row: names read only from ``scope`` or earlier lines."""
+def scope_processor(tokenizer: Any, scope: Iterable[str], calls: Iterable[str] = ()) -> Any:
+    """A transformers LogitsProcessor for one row: names read only from ``scope`` or earlier lines, names
+    called only from ``calls``."""
     import torch
     from transformers import LogitsProcessor
 
     texts = token_texts(tokenizer)
-    scope = set(scope)
+    scope, calls = set(scope), set(calls)
 
     class NameScopeProcessor(LogitsProcessor):
         def __init__(self) -> None:
@@ -124,7 +144,7 @@ def scope_processor(tokenizer: Any, scope: Iterable[str]) -> Any:
             finite = int(torch.isfinite(row).sum())
             for wanted in (SCOPE_CANDIDATES, finite):
                 candidates = torch.topk(row, min(wanted, finite)).indices.tolist()
-                keep = [t for t in candidates if t >= len(texts) or text_reads_ok(current + texts[t], names)]
+                keep = [t for t in candidates if t >= len(texts) or text_reads_ok(current + texts[t], names, calls)]
                 if keep:
                     masked = torch.full_like(row, float("-inf"))
                     masked[keep] = row[keep]

@@ -18,6 +18,7 @@ from hierplan.nodes.code_grammar import STRAIGHT_LINE_HINT, assigned_names, repa
 from hierplan.nodes.context import earlier_programs, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
+from hierplan.nodes.tool_choice import is_numeric_task
 from hierplan.nodes.model_call import invoke_model
 from hierplan.schema import CodeAttempt, StepResult
 
@@ -166,6 +167,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         emit("steps_started", step_ids=[step["id"]], tool="python", batch=1)
         start = time.perf_counter()
         earlier = earlier_programs(payload.get("results") or [], payload["plan"], step)
+        numeric = is_numeric_task(payload["task"])
         request = code_request(payload["task"], prior_results(payload, step), step)
         messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
         attempts: list[CodeAttempt] = []
@@ -184,7 +186,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
             if attempt.ok:
                 break
             hint = repair_hint(attempt.error or "", attempt.code)
-            if straight_line_repair(attempt) and (options := repair_options(model, earlier)):
+            if straight_line_repair(attempt) and (options := repair_options(model, earlier, numeric)):
                 grammar = options
                 hint += STRAIGHT_LINE_HINT + "\n"
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
