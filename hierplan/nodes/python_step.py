@@ -18,8 +18,8 @@ from hierplan.nodes.code_grammar import STRAIGHT_LINE_HINT, assigned_names, repa
 from hierplan.nodes.context import earlier_programs, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
-from hierplan.nodes.tool_choice import is_numeric_task
 from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.tool_choice import is_numeric_task
 from hierplan.schema import CodeAttempt, StepResult
 
 # Repairs after the first attempt: a syntax error, an exception, a timeout or no output is shown to the
@@ -173,7 +173,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         attempts: list[CodeAttempt] = []
         calls = []
         repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, REPAIR_TEMPERATURE))
-        grammar: dict[str, Any] = {}
+        grammar: dict[str, Any] = {}  # the repair options (code_grammar.repair_options), once a repair needs them
         for attempt_no in range(max_repairs + 1):
             text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
                                       node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no),
