@@ -137,9 +137,7 @@ def scope_processor(tokenizer: Any, scope: Iterable[str], calls: Iterable[str] =
                 return scores
             generated = input_ids[0, self.prompt_length:].tolist()
             *done, current = tokenizer.decode(generated, skip_special_tokens=True).split("\n")
-            names = set(scope)
-            for line in done:
-                names |= assigned([line])
+            names = scope | assigned(done)
             row = scores[0]
             finite = int(torch.isfinite(row).sum())
             for wanted in (SCOPE_CANDIDATES, finite):

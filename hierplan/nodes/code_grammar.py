@@ -9,9 +9,9 @@ Why: in the idle evaluation of the embedded model (docs/eval.md), 35 of 48 faile
 instead of code, programs cut off mid-way by endless function definitions, or functions defined and never
 called; repairs without a grammar mostly repeated the mistake. Later, with those mostly gone, 110 of 175
 failed attempts were NameErrors, which a grammar alone cannot prevent (hierplan.models.name_scope can). In a
-numeric task the grammar is arithmetic only; otherwise expressions keep calls, subscripts, attributes, lists
-and short strings, so a text step (split, count, sort) fits too. The first attempt is never
-constrained: a capable model writes whatever program the step needs. A model takes a grammar when it says so
+numeric task the grammar is arithmetic only. Under all this the embedded model's repairs nearly always run,
+but mostly compute nothing the step asked for (docs/eval.md): the constraints make a program valid, not
+right. The first attempt is never constrained: a capable model writes whatever program the step needs. A model takes a grammar when it says so
 (``accepts_grammar``: hierplan's local model does); others, remote servers included (their grammar fields
 differ: vLLM reads Lark, llama.cpp's server GBNF, most servers none), get the same repair unconstrained.
 """
