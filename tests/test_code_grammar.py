@@ -102,14 +102,14 @@ def embedded_chat():
     return load_chat_model()
 
 
-@pytest.mark.real_model
-def test_the_grammar_admits_plain_programs_and_refuses_prose_and_definitions(embedded_chat):
+def _admits(chat, lark: str):
+    """admits(text): whether ``lark`` (valid for llguidance on the model's tokenizer) derives ``text``."""
     import llguidance
     import llguidance.hf
 
-    tokenizer = embedded_chat.tokenizer
+    tokenizer = chat.tokenizer
     lltok = llguidance.hf.from_tokenizer(tokenizer)
-    grammar = llguidance.LLMatcher.grammar_from_lark(STRAIGHT_LINE_GRAMMAR)
+    grammar = llguidance.LLMatcher.grammar_from_lark(lark)
     assert llguidance.LLMatcher.validate_grammar(grammar, lltok) == ""
 
     def admits(text: str) -> bool:
@@ -117,6 +117,12 @@ def test_the_grammar_admits_plain_programs_and_refuses_prose_and_definitions(emb
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
         return all(matcher.consume_token(t) for t in ids) and matcher.is_accepting()
 
+    return admits
+
+
+@pytest.mark.real_model
+def test_the_grammar_admits_plain_programs_and_refuses_prose_and_definitions(embedded_chat):
+    admits = _admits(embedded_chat, STRAIGHT_LINE_GRAMMAR)
     assert admits("```python\npens = 3\ncost = pens * (2 + 0.5)\nprint(round(cost, 2))\n```")
     assert admits("```python\nwords = 'a b a'.split()\nprint(sorted(words)[0], len(words))\n```")
     assert admits("```python\nn = 3\nprint(n, \"pens\")\n```")
@@ -130,19 +136,7 @@ def test_the_grammar_admits_plain_programs_and_refuses_prose_and_definitions(emb
 
 @pytest.mark.real_model
 def test_the_arithmetic_grammar_admits_arithmetic_and_refuses_strings_and_misused_builtins(embedded_chat):
-    import llguidance
-    import llguidance.hf
-
-    tokenizer = embedded_chat.tokenizer
-    lltok = llguidance.hf.from_tokenizer(tokenizer)
-    grammar = llguidance.LLMatcher.grammar_from_lark(ARITHMETIC_GRAMMAR)
-    assert llguidance.LLMatcher.validate_grammar(grammar, lltok) == ""
-
-    def admits(text: str) -> bool:
-        matcher = llguidance.LLMatcher(lltok, grammar)
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-        return all(matcher.consume_token(t) for t in ids) and matcher.is_accepting()
-
+    admits = _admits(embedded_chat, ARITHMETIC_GRAMMAR)
     assert admits("```python\npens = 3\ncost = pens * (2 + 0.5)\nprint(round(cost, 2))\n```")
     assert admits("```python\nx = max(3, 4) + sum([1, 2]) // abs(-2)\nprint(-x)\n```")
     assert admits("```python\nx = 2\nprint(round(x * (3 + x) / 7, 2))\n```")
