@@ -136,6 +136,8 @@ class CodeAttempt(BaseModel):
     stdout: str = ""
     error: str | None = None
     exit_reason: str | None = None
+    constrained: bool = False
+    """Generated under a repair grammar (hierplan.nodes.code_grammar): it runs more often, and means less."""
 
 
 class StepResult(BaseModel):

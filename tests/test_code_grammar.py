@@ -33,6 +33,7 @@ def test_after_a_reply_that_does_not_parse_the_repairs_are_asked_under_the_gramm
     assert result["ok"]
     grammars = [call["kwargs"].get("grammar") for call in model.calls]
     assert grammars == [None, STRAIGHT_LINE_GRAMMAR, STRAIGHT_LINE_GRAMMAR]
+    assert [a["constrained"] for a in result["attempts"]] == [False, True, True]
     assert STRAIGHT_LINE_HINT in model.calls[1]["messages"][-1].content
 
 

@@ -224,6 +224,20 @@ def test_harness_counts_plan_paths_python_repairs_tokens_and_errors(tmp_path):
     assert totals["python_ok_pct"] == 100.0 and totals["python_ok_first_try_pct"] == 80.0
 
 
+def test_python_steps_that_succeeded_under_a_repair_grammar_are_counted_apart():
+    attempts = [{"ok": False}, {"ok": True, "constrained": True}]
+    state = {"task": "How many pens?", "plan": {"steps": []}, "results": [
+        {"step_id": 1, "tool": "python", "ok": True, "attempts": attempts},
+        {"step_id": 2, "tool": "python", "ok": True, "attempts": [{"ok": True}]},
+        {"step_id": 3, "tool": "python", "ok": False, "attempts": [{"ok": False}, {"ok": False, "constrained": True}]},
+    ]}
+    metrics = task_metrics(state)
+    assert (metrics["python_ok"], metrics["python_ok_constrained"]) == (2, 1)
+    totals = summarize([metrics, metrics])
+    assert (totals["python_ok"], totals["python_ok_constrained"]) == (4, 2)
+    assert "(4/6; 2 by a repair under a grammar)" in render_summary(totals)
+
+
 def test_metrics_of_an_empty_state_and_a_summary_without_answers():
     metrics = task_metrics({})
     assert metrics["plan_source"] is None and metrics["plan_valid_first_pass"] is None
@@ -287,7 +301,7 @@ def test_cli_writes_results_and_summary_and_goes_on_after_an_error(loads, tmp_pa
     assert "| accuracy | 50.0% (2/4), 95% Wilson interval 15.0-85.0% |" in summary
     assert "| plan valid on first pass | 75.0% |" in summary
     assert "| plan sources | model 3, retry 1 |" in summary
-    assert "| python ok first try | 80.0% (4/5) |" in summary and "| python ok after repair | 100.0% (5/5) |" in summary
+    assert "| python ok first try | 80.0% (4/5) |" in summary and "| python ok after repair | 100.0% (5/5; 0 by a repair under a grammar) |" in summary
     assert "1 failed with an error" in summary
     assert json.loads((out / "summary.json").read_text())["summary"]["correct"] == 2
 

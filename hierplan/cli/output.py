@@ -141,6 +141,8 @@ class HumanReporter:
         tokens = sum(c.get("generated_tokens") or 0 for c in result.get("calls") or [])
         attempts = len(result.get("attempts") or [])
         tries = f", {attempts} attempts" if attempts > 1 else ""
+        if result["ok"] and (result.get("attempts") or [{}])[-1].get("constrained"):
+            tries += ", the last under a repair grammar"  # it runs; that it computes the step is less sure
         self.console.print(f"{mark} in {result['seconds']:.1f} s, {tokens} tokens{tries}")
         if result.get("code"):
             self.console.print(result["code"], markup=False, style="cyan")

@@ -69,6 +69,8 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
         "has_python_step": python_planned > 0 or bool(python),
         "python_ok_first_try": sum(1 for r in python if (r.get("attempts") or [{}])[0].get("ok")),
         "python_ok": sum(1 for r in python if r.get("ok")),
+        "python_ok_constrained": sum(1 for r in python
+                                     if r.get("ok") and (r.get("attempts") or [{}])[-1].get("constrained")),
         "python_attempts": sum(len(r.get("attempts") or []) for r in python),
         "python_errors": [(a.get("error") or "")[:ERROR_CHARS] for r in python for a in r.get("attempts") or []
                           if not a.get("ok")],

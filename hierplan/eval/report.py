@@ -53,6 +53,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     python_run = sum(r.get("python_steps_run") or 0 for r in records)
     first = sum(r.get("python_ok_first_try") or 0 for r in records)
     ok = sum(r.get("python_ok") or 0 for r in records)
+    constrained = sum(r.get("python_ok_constrained") or 0 for r in records)
     seconds = round(sum(r.get("seconds") or 0.0 for r in records), 1)
     node_seconds: dict[str, float] = {}
     for r in records:
@@ -78,6 +79,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "python_steps": python_run,
         "python_ok_first_try": first,
         "python_ok": ok,
+        "python_ok_constrained": constrained,
         "python_ok_first_try_pct": _pct(first, python_run),
         "python_ok_pct": _pct(ok, python_run),
         "answer_checks": len(checks),
@@ -111,7 +113,8 @@ def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) 
          f"{_fmt(s.get('tasks_with_python_pct'), '%')} ({s.get('tasks_with_python')}/{s['tasks']}; "
          f"{s.get('numeric_tasks')} ask for a quantity)"),
         ("python ok first try", f"{_fmt(s['python_ok_first_try_pct'], '%')} ({s['python_ok_first_try']}/{s['python_steps']})"),
-        ("python ok after repair", f"{_fmt(s['python_ok_pct'], '%')} ({s['python_ok']}/{s['python_steps']})"),
+        ("python ok after repair", f"{_fmt(s['python_ok_pct'], '%')} ({s['python_ok']}/{s['python_steps']}; "
+         f"{s.get('python_ok_constrained', 0)} by a repair under a grammar)"),
         ("answer contradicts the last computation", f"{s.get('answer_check_contradictions')} of "
          f"{s.get('answer_checks')} checked"),
         ("generated tokens (per task)", f"{s['generated_tokens']} ({_fmt(s['tokens_per_task'])})"),

@@ -180,6 +180,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
                                       extra_pipeline_kwargs=grammar)
             calls.append(call)
             attempt = run_attempt(strip_code_fences(text), run_code, earlier)
+            attempt.constrained = bool(grammar)
             attempts.append(attempt)
             emit("code_attempt", step_id=step["id"], attempt=attempt_no + 1, ok=attempt.ok, error=attempt.error,
                  exit_reason=attempt.exit_reason)
