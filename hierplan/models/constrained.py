@@ -33,7 +33,7 @@ _compiled: dict[tuple, Any] = {}  # (id(llguidance tokenizer), regex) -> (llguid
 DEFAULT_MAX_NEW_TOKENS = 700
 
 
-def stop_token_ids(model: Any, tokenizer: Any) -> list[int]:
+def _stop_ids(model: Any, tokenizer: Any) -> list[int]:
     eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     if eos is None:
         eos = tokenizer.eos_token_id
@@ -47,10 +47,7 @@ class _Compiled:
         import llguidance
 
         self.lltok = lltok
-        self.grammar = llguidance.LLMatcher.grammar_from_regex(regex)
-        error = llguidance.LLMatcher.validate_grammar(self.grammar, self.lltok)
-        if error and not error.startswith("WARNING"):
-            raise ValueError(f"plan grammar rejected by llguidance: {error}")
+        self.grammar = checked_grammar(llguidance.LLMatcher.grammar_from_regex(regex), lltok, "plan grammar")
         self.vocab_size, self.stop_ids = vocab_size, stop_ids
         self.by_bytes: dict[bytes, int] = {}
         for tid in range(min(vocab_size, self.lltok.vocab_size)):
@@ -128,6 +125,25 @@ def mask_to_grammar(matcher: Any, bitmask: Any, scores: Any, row: int) -> None:
     scores[row].masked_fill_(bits.flatten()[: scores.shape[1]] == 0, float("-inf"))
 
 
+def only_stop_tokens(scores: Any, row: int, stop_ids: list[int]) -> None:
+    """Set ``scores[row]`` to -inf for every token but the stop tokens: the grammar's text is complete."""
+    import torch
+
+    done = torch.full_like(scores[row], float("-inf"))
+    done[stop_ids] = scores[row, stop_ids]
+    scores[row] = done
+
+
+def checked_grammar(grammar: Any, lltok: Any, what: str) -> Any:
+    """``grammar`` (llguidance's), once llguidance has found it valid for ``lltok``; ValueError if not."""
+    import llguidance
+
+    error = llguidance.LLMatcher.validate_grammar(grammar, lltok)
+    if error and not error.startswith("WARNING"):
+        raise ValueError(f"{what} rejected by llguidance: {error}")
+    return grammar
+
+
 def _only(scores: Any, row: int, tid: int) -> None:
     keep = scores[row, tid].clone()
     scores[row].fill_(float("-inf"))
@@ -170,9 +186,7 @@ def _make_processor(comp: _Compiled, max_new_tokens: int | None) -> Any:
                 scores[:, comp.vocab_size :] = float("-inf")
             for row, matcher in enumerate(self.matchers):
                 if matcher.is_stopped():  # JSON complete: only a stop token
-                    done = torch.full_like(view[row], float("-inf"))
-                    done[comp.stop_ids] = view[row, comp.stop_ids]
-                    view[row] = done
+                    only_stop_tokens(view, row, comp.stop_ids)
                 else:
                     _restrict(matcher, self.bitmask, view, comp, closing, row, self.states[row][0])
             return scores
@@ -186,7 +200,7 @@ def ll_tokenizer(model: Any, tokenizer: Any) -> tuple[Any, list[int], int]:
     import llguidance.hf
 
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
-    stop = stop_token_ids(model, tokenizer)
+    stop = _stop_ids(model, tokenizer)
     key = (id(tokenizer), tuple(stop), vocab_size)
     with _lock:
         hit = _tokenizers.get(key)

@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 from hierplan.models import torch_thread
-from hierplan.models.constrained import ll_tokenizer, mask_to_grammar
+from hierplan.models.constrained import checked_grammar, ll_tokenizer, mask_to_grammar, only_stop_tokens
 
 _lock = threading.Lock()
 _grammars: dict[tuple, Any] = {}  # (id(llguidance tokenizer), grammar text) -> (llguidance tokenizer, grammar)
@@ -27,10 +27,7 @@ def _compile(model: Any, tokenizer: Any, lark: str) -> tuple[Any, Any, list[int]
     with _lock:
         hit = _grammars.get(key)
         if hit is None or hit[0] is not lltok:
-            grammar = llguidance.LLMatcher.grammar_from_lark(lark)
-            error = llguidance.LLMatcher.validate_grammar(grammar, lltok)
-            if error and not error.startswith("WARNING"):
-                raise ValueError(f"grammar rejected by llguidance: {error}")
+            grammar = checked_grammar(llguidance.LLMatcher.grammar_from_lark(lark), lltok, "grammar")
             hit = _grammars[key] = (lltok, grammar)
     return lltok, hit[1], stop, vocab_size
 
@@ -60,9 +57,7 @@ def lark_processor(model: Any, tokenizer: Any, lark: str) -> Any:
             if scores.shape[1] > vocab_size:
                 scores[:, vocab_size:] = float("-inf")
             if self.matcher.is_stopped():  # the text is complete: only a stop token
-                done = torch.full_like(view[0], float("-inf"))
-                done[stop_ids] = view[0, stop_ids]
-                view[0] = done
+                only_stop_tokens(view, 0, stop_ids)
             else:
                 mask_to_grammar(self.matcher, self.bitmask, view, 0)
             return scores
