@@ -140,8 +140,8 @@ def scope_processor(tokenizer: Any, scope: Iterable[str], calls: Iterable[str] =
             names = scope | assigned(done)
             row = scores[0]
             finite = int(torch.isfinite(row).sum())
-            for wanted in (SCOPE_CANDIDATES, finite):
-                candidates = torch.topk(row, min(wanted, finite)).indices.tolist()
+            for wanted in dict.fromkeys((min(SCOPE_CANDIDATES, finite), finite)):  # the best, then all (once)
+                candidates = torch.topk(row, wanted).indices.tolist()
                 keep = [t for t in candidates if t >= len(texts) or text_reads_ok(current + texts[t], names, calls)]
                 if keep:
                     masked = torch.full_like(row, float("-inf"))
