@@ -173,14 +173,14 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         attempts: list[CodeAttempt] = []
         calls = []
         repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, REPAIR_TEMPERATURE))
-        grammar: dict[str, Any] = {}  # the repair options (code_grammar.repair_options), once a repair needs them
+        constraints: dict[str, Any] = {}  # code_grammar.repair_options, once a repair needs them
         for attempt_no in range(max_repairs + 1):
             text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
                                       node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no),
-                                      extra_pipeline_kwargs=grammar)
+                                      extra_pipeline_kwargs=constraints)
             calls.append(call)
             attempt = run_attempt(strip_code_fences(text), run_code, earlier)
-            attempt.constrained = bool(grammar)
+            attempt.constrained = bool(constraints)
             attempts.append(attempt)
             emit("code_attempt", step_id=step["id"], attempt=attempt_no + 1, ok=attempt.ok, error=attempt.error,
                  exit_reason=attempt.exit_reason)
@@ -188,7 +188,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
                 break
             hint = repair_hint(attempt.error or "", attempt.code)
             if straight_line_repair(attempt) and (options := repair_options(model, earlier, numeric)):
-                grammar = options
+                constraints = options
                 hint += STRAIGHT_LINE_HINT + "\n"
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
