@@ -99,9 +99,10 @@ def main() -> None:
             print(f"[{len(rows)}/{len(tasks)}] ok={sum(s['ok'] for s in samples)}/{args.samples} "
                   f"right={sum(s['correct'] for s in samples)} values={[s['value'] for s in samples]} "
                   f"expected={task.expected} {row['seconds']}s", flush=True)
-    print(report(rows, args))
+    body = report(rows, args)
+    print(body)
     if not args.no_write:
-        write_section(args.section, report(rows, args))
+        write_section(args.section, body)
 
 
 def report(rows: list[dict], args) -> str:
