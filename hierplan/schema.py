@@ -126,6 +126,9 @@ class ModelCall(BaseModel):
     seconds: float
     batch: int = 1
     """How many prompts shared this call's generate pass (its seconds are the whole pass's)."""
+    finish_reason: str | None = None
+    """Why generation ended, as the model said: "stop", "length", "repetition" (a loop was cut short:
+    hierplan.models.repeated_lines) ...; None when it did not say."""
 
 
 class CodeAttempt(BaseModel):

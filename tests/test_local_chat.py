@@ -271,3 +271,28 @@ def test_the_cache_grows_in_place_through_the_model_forward(chat):
         assert layer.keys.shape[2] == 3 + 4 and layer.key_buffer.shape[2] == 3 + GROW_COLUMNS
         assert layer.keys.data_ptr() == layer.key_buffer.data_ptr()
         assert layer.values.data_ptr() == layer.value_buffer.data_ptr()
+
+
+class Cycle:
+    """A logits processor that makes the model write ``ids`` over and over."""
+
+    def __init__(self, ids: list[int]):
+        self.ids, self.calls = ids, 0
+
+    def __call__(self, input_ids, scores):
+        token = self.ids[self.calls % len(self.ids)]
+        self.calls += 1
+        scores[:] = float("-inf")
+        scores[0, token] = 0.0
+        return scores
+
+
+def test_a_reply_that_loops_ends_at_the_third_time_of_its_line(chat):
+    line = chat.tokenizer.encode("hello world user assistant system\n", add_special_tokens=False)
+    reply = chat.invoke(ASK, max_tokens=100, temperature=0, logits_processor=[Cycle(line)], stop_repeated_lines=3)
+    assert reply.response_metadata["finish_reason"] == "repetition"
+    assert reply.content == "hello world user assistant system\n" * 3
+    assert reply.usage_metadata["output_tokens"] == 3 * len(line)
+    # Without the option the same loop runs to the budget.
+    reply = chat.invoke(ASK, max_tokens=100, temperature=0, logits_processor=[Cycle(line)])
+    assert reply.response_metadata["finish_reason"] == "length" and reply.usage_metadata["output_tokens"] == 100

@@ -143,6 +143,8 @@ class HumanReporter:
         tries = f", {attempts} attempts" if attempts > 1 else ""
         if result["ok"] and (result.get("attempts") or [{}])[-1].get("constrained"):
             tries += ", the last under a repair grammar"  # it runs; that it computes the step is less sure
+        if any(c.get("finish_reason") == "repetition" for c in result.get("calls") or []):
+            tries += ", ended where it began to repeat itself"
         self.console.print(f"{mark} in {result['seconds']:.1f} s, {tokens} tokens{tries}")
         if result.get("code"):
             self.console.print(result["code"], markup=False, style="cyan")

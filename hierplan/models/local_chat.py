@@ -17,7 +17,9 @@ What it owns, all behind the public chat-model API:
   ``response_metadata["hierplan_structured"] == "grammar"``;
 * ``invoke(..., grammar=LARK)``: a reply constrained to a Lark grammar (lark_grammar.py);
 * ``invoke(..., python_scope=[names], python_calls=[names])``: Python that reads only those names or names it
-  assigned on an earlier line, and calls only those (name_scope.py), with ``grammar=`` a straight-line program.
+  assigned on an earlier line, and calls only those (name_scope.py), with ``grammar=`` a straight-line program;
+* ``invoke(..., stop_repeated_lines=N)``: free text that ends once it loops (repeated_lines.py), finish
+  reason "repetition".
 
 Legacy ``pipeline_kwargs={...}`` (max_new_tokens, do_sample, temperature, top_p, repetition_penalty,
 min_new_tokens, logits_processor) are translated to the above for older callers.
@@ -39,14 +41,14 @@ from langchain_core.runnables.config import ContextThreadPoolExecutor, get_confi
 from langchain_huggingface import HuggingFacePipeline
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from hierplan.models import constrained, lark_grammar, name_scope
+from hierplan.models import constrained, lark_grammar, name_scope, repeated_lines
 from hierplan.models.batcher import Batcher, Gather, Request, generation_context
 from hierplan.models.decode import RunningBatch
 from hierplan.models.rows import Row
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 _OPTIONS = {"temperature", "top_p", "max_tokens", "seed", "repetition_penalty", "min_tokens", "response_format",
-            "logits_processor", "grammar", "python_scope", "python_calls"}
+            "logits_processor", "grammar", "python_scope", "python_calls", "stop_repeated_lines"}
 _LEGACY = {"max_new_tokens": "max_tokens", "min_new_tokens": "min_tokens", "temperature": "temperature",
            "top_p": "top_p", "repetition_penalty": "repetition_penalty", "logits_processor": "logits_processor"}
 # Set by ``batch`` in each input's thread: (Gather, index) so its rows go into one pass together.
@@ -76,6 +78,8 @@ class LocalChatModel(BaseChatModel):
     accepts_grammar: ClassVar[bool] = True
     """Takes ``grammar=`` (a Lark text), ``python_scope=`` and ``python_calls=`` as call options
     (hierplan.nodes.code_grammar asks)."""
+    stops_repeated_lines: ClassVar[bool] = True
+    """Takes ``stop_repeated_lines=N``: a row ends once its text loops (hierplan.models.repeated_lines)."""
     _batcher: Batcher | None = PrivateAttr(default=None)
     _guard: Any = PrivateAttr(default_factory=threading.Lock)
 
@@ -144,7 +148,9 @@ class LocalChatModel(BaseChatModel):
         row = Row(ids=self._prompt_ids(messages), max_new_tokens=int(options["max_tokens"]),
                   temperature=float(options["temperature"]), top_p=float(options["top_p"]),
                   repetition_penalty=float(options["repetition_penalty"]),
-                  min_new_tokens=int(options.get("min_tokens") or 0), seed=options["seed"], processors=processors)
+                  min_new_tokens=int(options.get("min_tokens") or 0), seed=options["seed"], processors=processors,
+                  stop_when=(repeated_lines.RepeatedLines(self.tokenizer, int(options["stop_repeated_lines"]))
+                             if options.get("stop_repeated_lines") else None))
         return row, schema
 
     def _message_fields(self, row: Row, schema: Any) -> dict[str, Any]:

@@ -37,12 +37,15 @@ class Row:
     seed: int | None = None
     processors: list[Any] = field(default_factory=list)
     """LogitsProcessors for this row alone, called with the row's [1, vocab] slice."""
+    stop_when: Callable[[list[int]], bool] | None = None
+    """Called with the generated ids after each token; True ends the row ("repetition": repeated_lines.py)."""
     on_token: Callable[[int], None] | None = None
     """Called on the torch thread with each new token id (streaming); stop tokens are not passed."""
     abandoned: threading.Event = field(default_factory=threading.Event)
     generated: list[int] = field(default_factory=list)
     finish: str | None = None
-    """"stop" (a stop token), "length" (the budget) or "abandoned"; None while it is still going."""
+    """"stop" (a stop token), "length" (the budget), "repetition" (``stop_when``) or "abandoned"; None while it
+    is still going."""
     generator: Any = None
     """The row's own random generator, made when it starts."""
 
@@ -88,7 +91,7 @@ def choose_token(row: Row, logits: Any, stop_ids: list[int]) -> int:
 
 def record(row: Row, token: int, stop_ids: set[int]) -> None:
     """Append ``token`` to the row (or end it there if it is a stop token), stream it, and end the row at its
-    budget or when its caller gave up."""
+    budget, when its ``stop_when`` says so, or when its caller gave up."""
     if token in stop_ids:
         row.finish = "stop"
         return
@@ -99,6 +102,8 @@ def record(row: Row, token: int, stop_ids: set[int]) -> None:
         row.finish = "abandoned"
     elif len(row.generated) >= row.max_new_tokens:
         row.finish = "length"
+    elif row.stop_when is not None and row.stop_when(row.generated):
+        row.finish = "repetition"
 
 
 def _draw(logits: Any, row: Row, generator: Any) -> int:

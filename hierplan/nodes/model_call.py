@@ -17,7 +17,7 @@ from typing import Any, Callable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from hierplan.config import Sampling
+from hierplan.config import REPEATED_LINE_LIMIT, Sampling
 from hierplan.schema import ModelCall
 
 
@@ -31,6 +31,12 @@ def sampling_kwargs(sampling: Sampling, seed: int | None = None) -> dict[str, An
     if seed is not None:
         kwargs["seed"] = seed
     return kwargs
+
+
+def free_text_options(model: BaseChatModel) -> dict[str, Any]:
+    """Call options for free text (LLM steps, the final answer): end a loop early where the model can
+    (``stops_repeated_lines``: hierplan's local model); others take the same call without it."""
+    return {"stop_repeated_lines": REPEATED_LINE_LIMIT} if getattr(model, "stops_repeated_lines", False) else {}
 
 
 def call_seed(seed: int, *keys: object) -> int:
@@ -68,7 +74,7 @@ def invoke_model(
             if text := _text(chunk):
                 on_text(text)
             message = chunk if message is None else message + chunk
-    return _text(message), _call(node, time.perf_counter() - start, *_usage(message))
+    return _text(message), _call(node, time.perf_counter() - start, *_usage(message), finish_reason=_finish(message))
 
 
 def invoke_batch(
@@ -79,14 +85,18 @@ def invoke_batch(
     node: str,
     seed: int | None = None,
     seed_key: tuple = (),
+    extra: dict[str, Any] | None = None,
 ) -> list[tuple[str, ModelCall]]:
-    """Answer several conversations with ``model.batch`` (the local model: ONE left-padded generate pass)."""
+    """Answer several conversations with ``model.batch`` (the local model: ONE left-padded generate pass);
+    ``extra``: more keyword arguments for the call."""
     if len(conversations) == 1:
-        return [invoke_model(model, conversations[0], sampling, node=node, seed=seed, seed_key=seed_key)]
+        return [invoke_model(model, conversations[0], sampling, node=node, seed=seed, seed_key=seed_key,
+                             extra_pipeline_kwargs=extra)]
     start = time.perf_counter()
-    messages = model.batch(conversations, **_kwargs(sampling, seed, node, seed_key))
+    messages = model.batch(conversations, **_kwargs(sampling, seed, node, seed_key, extra))
     seconds = time.perf_counter() - start
-    return [(_text(m), _call(node, seconds, *_usage(m), batch=len(conversations))) for m in messages]
+    return [(_text(m), _call(node, seconds, *_usage(m), batch=len(conversations), finish_reason=_finish(m)))
+            for m in messages]
 
 
 @dataclass
@@ -141,9 +151,14 @@ def _text(message: Any) -> str:
 
 
 def _call(node: str, seconds: float, prompt_tokens: int | None, generated_tokens: int | None,
-          batch: int = 1) -> ModelCall:
+          batch: int = 1, finish_reason: str | None = None) -> ModelCall:
     return ModelCall(node=node, prompt_tokens=prompt_tokens, generated_tokens=generated_tokens,
-                     seconds=round(seconds, 3), batch=batch)
+                     seconds=round(seconds, 3), batch=batch, finish_reason=finish_reason)
+
+
+def _finish(message: Any) -> str | None:
+    reason = (getattr(message, "response_metadata", None) or {}).get("finish_reason")
+    return reason if isinstance(reason, str) else None
 
 
 def _usage(message: Any) -> tuple[int | None, int | None]:

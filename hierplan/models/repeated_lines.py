@@ -1,0 +1,52 @@
+"""Ending a row that has fallen into a loop of free text.
+
+A small model that starts repeating lines rarely stops before its token budget: in an idle evaluation of the
+20 non-numeric tasks (docs/eval.md), 8 final answers repeated one line 8 to 37 times and ran to the 600-token
+budget. A row given ``stop_repeated_lines=N`` ends, with finish reason "repetition", once a line has been
+written for the Nth time and every line since its previous time was one written before: the text has gone
+round a whole cycle with nothing new. A refrain with new verses between its returns goes on.
+
+Lines are compared without their digits ("Step 3: ..." and "Step 4: ..." are one line of a loop) and
+whitespace; lines shorter than MIN_LINE_CHARS are not counted ("", "---", "- [ ]" repeat in good text). The
+check runs only when a token holding a newline was generated, so once per line. The text written stays as it
+is: what was streamed is what is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hierplan.models.name_scope import token_texts
+
+MIN_LINE_CHARS = 12
+_DIGITS_AND_SPACE = re.compile(r"[\d\s]+")
+
+
+def looping(lines: list[str], limit: int) -> bool:
+    """Whether the last of the complete ``lines`` is the ``limit``-th time of one line, and the lines since its
+    previous time were all written before it (a cycle with nothing new)."""
+    keys = [key for key in (_DIGITS_AND_SPACE.sub(" ", line).strip() for line in lines) if len(key) >= MIN_LINE_CHARS]
+    if not keys:
+        return False
+    last = keys[-1]
+    times = [i for i, key in enumerate(keys) if key == last]
+    if len(times) < limit:
+        return False
+    before = set(keys[:times[-2]])
+    return all(key in before for key in keys[times[-2] + 1:-1])
+
+
+class RepeatedLines:
+    """A row's stop test: called with the ids generated so far after each token."""
+
+    def __init__(self, tokenizer: Any, limit: int):
+        self.tokenizer = tokenizer
+        self.limit = limit
+        self.newline_ids = {i for i, text in enumerate(token_texts(tokenizer)) if "\n" in text}
+
+    def __call__(self, generated: list[int]) -> bool:
+        if not generated or generated[-1] not in self.newline_ids:
+            return False
+        text = self.tokenizer.decode(generated, skip_special_tokens=True)
+        return looping(text.split("\n")[:-1], self.limit)
