@@ -16,8 +16,9 @@ tokens the grammar allows against the program's names, and keeps those that pass
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any, Iterable
+
+from hierplan.models.vocab import token_texts
 
 # Tokens the grammar allows that are checked per step, best first; the others are masked (like top-k sampling).
 # When none of them pass (the model wanted a name not in scope), every allowed token is checked (~15k, ~0.1 s).
@@ -28,19 +29,6 @@ SCOPE_CANDIDATES = 64
 MAX_DEPTH = 4
 _READ = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _TARGET = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
-_lock = threading.Lock()
-_texts: dict[int, tuple[Any, list[str]]] = {}  # id(tokenizer) -> (tokenizer, each token's text)
-
-
-def token_texts(tokenizer: Any) -> list[str]:
-    """Each token id's text (decoded alone), built once per tokenizer."""
-    with _lock:
-        hit = _texts.get(id(tokenizer))
-        if hit is None or hit[0] is not tokenizer:
-            size = len(tokenizer)
-            hit = _texts[id(tokenizer)] = (tokenizer, tokenizer.batch_decode([[i] for i in range(size)],
-                                                                       skip_special_tokens=True))
-    return hit[1]
 
 
 def _without_strings(line: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hierplan.models.name_scope import token_texts
+from hierplan.models.vocab import newline_ids
 
 MIN_LINE_CHARS = 12
 _DIGITS_AND_SPACE = re.compile(r"[\d\s]+")
@@ -43,7 +43,7 @@ class RepeatedLines:
     def __init__(self, tokenizer: Any, limit: int):
         self.tokenizer = tokenizer
         self.limit = limit
-        self.newline_ids = {i for i, text in enumerate(token_texts(tokenizer)) if "\n" in text}
+        self.newline_ids = newline_ids(tokenizer)
 
     def __call__(self, generated: list[int]) -> bool:
         if not generated or generated[-1] not in self.newline_ids:
