@@ -433,3 +433,14 @@ def test_task_metrics_read_the_task_kind_python_and_the_check():
     assert (m["numeric_task"], m["has_python_step"], m["answer_check"]) == (True, True, {"ok": False})
     m = task_metrics({"task": "Write a 3-line poem.", "plan": {"steps": [{"tool": "llm"}]}})
     assert (m["numeric_task"], m["has_python_step"], m["answer_check"]) == (False, False, None)
+
+
+def test_calls_that_ended_at_the_budget_or_at_a_loop_are_counted():
+    state = {"task": "Write a poem.", "plan": {"steps": [{"tool": "llm"}, {"tool": "llm"}]},
+             "calls": [{"node": "planner", "finish_reason": "stop"}, {"node": "aggregator", "finish_reason": "repetition"}],
+             "results": [{"tool": "llm", "calls": [{"node": "llm_step", "finish_reason": "length"}]},
+                         {"tool": "llm", "calls": [{"node": "llm_step"}]}]}  # a model that gave no reason
+    m = task_metrics(state)
+    assert (m["model_calls"], m["calls_at_budget"], m["calls_at_loop"]) == (4, 1, 1)
+    md = render_summary(summarize([m, {**m, "calls_at_loop": 0}]))
+    assert "| model calls (ended at the token budget; at a loop) | 8 (2; 1) |" in md

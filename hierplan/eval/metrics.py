@@ -75,6 +75,8 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
         "python_errors": [(a.get("error") or "")[:ERROR_CHARS] for r in python for a in r.get("attempts") or []
                           if not a.get("ok")],
         "model_calls": len(calls),
+        "calls_at_budget": sum(1 for c in calls if c.get("finish_reason") == "length"),
+        "calls_at_loop": sum(1 for c in calls if c.get("finish_reason") == "repetition"),
         "generated_tokens": sum(int(c.get("generated_tokens") or 0) for c in calls),
         "node_seconds": node_seconds(state),
         "node_tokens": node_tokens(state),

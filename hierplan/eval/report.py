@@ -84,6 +84,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "python_ok_pct": _pct(ok, python_run),
         "answer_checks": len(checks),
         "answer_check_contradictions": sum(1 for c in checks if not c.get("ok")),
+        "model_calls": sum(r.get("model_calls") or 0 for r in records),
+        "calls_at_budget": sum(r.get("calls_at_budget") or 0 for r in records),
+        "calls_at_loop": sum(r.get("calls_at_loop") or 0 for r in records),
         "generated_tokens": tokens,
         "tokens_per_task": round(tokens / n) if n else None,
         "seconds": seconds,
@@ -117,6 +120,8 @@ def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) 
          f"{s.get('python_ok_constrained', 0)} by a repair under a grammar)"),
         ("answer contradicts the last computation", f"{s.get('answer_check_contradictions')} of "
          f"{s.get('answer_checks')} checked"),
+        ("model calls (ended at the token budget; at a loop)",
+         f"{s.get('model_calls')} ({s.get('calls_at_budget')}; {s.get('calls_at_loop')})"),
         ("generated tokens (per task)", f"{s['generated_tokens']} ({_fmt(s['tokens_per_task'])})"),
         ("seconds total (per task)", f"{s['seconds']} ({_fmt(s['seconds_per_task'])})"),
         ("seconds per node", nodes),
