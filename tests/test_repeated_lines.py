@@ -86,3 +86,17 @@ def test_the_finish_reason_is_recorded_on_the_call_and_shown_with_the_step():
     reporter.update("llm_step", {"results": [result]})
     reporter.close()
     assert "ended where it began to repeat itself" in out.getvalue()
+
+
+def test_a_phrase_repeated_back_to_back_inside_one_line_is_a_loop():
+    from hierplan.models.repeated_lines import MIN_PERIOD_TOKENS, repeated_tail
+
+    phrase = list(range(100, 100 + 11))
+    start = [1, 2, 3, 4, 5]
+    assert not repeated_tail(start + phrase * 2, 3)
+    assert repeated_tail(start + phrase * 3, 3)
+    assert not repeated_tail(start + phrase * 3 + [7], 3)  # the next token breaks the cycle (until it is one)
+    short = list(range(MIN_PERIOD_TOKENS - 1))
+    assert not repeated_tail(start + short * 3, 3)  # "no, no, no": too short to be a loop
+    assert repeated_tail(start + short * 6, 3)  # ... until it has gone on long enough: two copies make a run
+    assert not repeated_tail(list(range(60)), 3)
