@@ -44,6 +44,12 @@ def test_a_row_ends_with_finish_repetition_when_its_stop_test_says_so():
         if row.finish:
             break
     assert row.finish == "repetition" and row.generated == [0, 1, 2, 3]
+    row = Row(ids=[1], max_new_tokens=50, min_new_tokens=6, stop_when=lambda generated: True)
+    for token in range(10):
+        record(row, token, stop_ids={99})
+        if row.finish:
+            break
+    assert row.finish == "repetition" and len(row.generated) == 6  # min_new_tokens first (equal-length benches)
 
 
 def test_free_text_nodes_ask_a_model_that_can_stop_loops_and_no_other():

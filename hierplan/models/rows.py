@@ -102,8 +102,8 @@ def record(row: Row, token: int, stop_ids: set[int]) -> None:
         row.finish = "abandoned"
     elif len(row.generated) >= row.max_new_tokens:
         row.finish = "length"
-    elif row.stop_when is not None and row.stop_when(row.generated):
-        row.finish = "repetition"
+    elif row.stop_when is not None and len(row.generated) >= row.min_new_tokens and row.stop_when(row.generated):
+        row.finish = "repetition"  # not before min_new_tokens: benchmarks that ask for equal lengths get them
 
 
 def _draw(logits: Any, row: Row, generator: Any) -> int:
