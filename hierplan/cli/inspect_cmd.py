@@ -75,7 +75,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
 
-    from hierplan.cli.output import print_revision
+    from hierplan.cli.output import LOOP_NOTE, ended_at_loop, print_revision
 
     console = Console(highlight=False)
     console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
@@ -91,6 +91,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     for step in plan["steps"]:
         r = results.get(step["id"])
         status = "pending" if r is None else ("ok" if r["ok"] else "FAILED")
+        if r and ended_at_loop(r.get("calls")):
+            status += f", {LOOP_NOTE}"
         console.rule(f"Step {step['id']} [{step['tool']}] {step['title']}: {status}", style="dim")
         if r:
             if r.get("code"):
@@ -101,6 +103,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if values.get("final"):
         console.rule("Final answer")
         console.print(values["final"], markup=False)
+        if ended_at_loop([c for c in values.get("calls") or [] if c.get("node") == "aggregator"]):
+            console.print(f"(the answer {LOOP_NOTE})", markup=False)
     if values.get("answer_check"):
         console.print(format_answer_check(values["answer_check"]), markup=False)
     console.rule("Model calls", style="dim")

@@ -143,8 +143,8 @@ class HumanReporter:
         tries = f", {attempts} attempts" if attempts > 1 else ""
         if result["ok"] and (result.get("attempts") or [{}])[-1].get("constrained"):
             tries += ", the last under a repair grammar"  # it runs; that it computes the step is less sure
-        if any(c.get("finish_reason") == "repetition" for c in result.get("calls") or []):
-            tries += ", ended where it began to repeat itself"
+        if ended_at_loop(result.get("calls")):
+            tries += f", {LOOP_NOTE}"
         self.console.print(f"{mark} in {result['seconds']:.1f} s, {tokens} tokens{tries}")
         if result.get("code"):
             self.console.print(result["code"], markup=False, style="cyan")
@@ -159,6 +159,14 @@ class HumanReporter:
         if self._status:
             self._status.stop()
             self._status = None
+
+
+LOOP_NOTE = "ended where it began to repeat itself"
+
+
+def ended_at_loop(calls: list[dict[str, Any]] | None) -> bool:
+    """Whether a call's text was ended by the loop stop (hierplan.models.repeated_lines)."""
+    return any(c.get("finish_reason") == "repetition" for c in calls or [])
 
 
 def print_revision(console, revision: dict[str, Any]) -> None:
