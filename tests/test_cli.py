@@ -411,3 +411,16 @@ def test_a_step_that_succeeded_under_a_repair_grammar_says_so():
     reporter.close()
     lines = [line for line in out.getvalue().splitlines() if line.startswith("ok in")]
     assert lines == ["ok in 1.0 s, 0 tokens, 2 attempts, the last under a repair grammar", "ok in 1.0 s, 0 tokens"]
+
+
+def test_show_says_which_texts_the_loop_stop_ended(models, db, capsys, monkeypatch):
+    import hierplan.nodes.model_call as model_call
+
+    monkeypatch.setattr(model_call, "_finish", lambda message: "repetition")  # as if every call had looped
+    models[0].append(three_llm_steps())
+    main(["run", "Compute", "--db", db, "--run-id", "loop1"])
+    capsys.readouterr()
+    assert main(["show", "loop1", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert out.count("(ended where it began to repeat itself)") == 3  # the two LLM steps and the code step's call
+    assert "THE FINAL ANSWER\n(the answer ended where it began to repeat itself)" in out

@@ -91,10 +91,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     for step in plan["steps"]:
         r = results.get(step["id"])
         status = "pending" if r is None else ("ok" if r["ok"] else "FAILED")
-        if r and ended_at_loop(r.get("calls")):
-            status += f", {LOOP_NOTE}"
         console.rule(f"Step {step['id']} [{step['tool']}] {step['title']}: {status}", style="dim")
         if r:
+            if ended_at_loop(r.get("calls")):
+                console.print(f"({LOOP_NOTE})", markup=False)  # on its own line: the rule above is cut to width
             if r.get("code"):
                 console.print(r["code"], markup=False, style="cyan")
             console.print(r["output"], markup=False)
