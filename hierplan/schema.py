@@ -117,6 +117,15 @@ def short_error(exc: Exception) -> str:
     return str(exc)
 
 
+# The finish reason of a row the loop stop ended (hierplan.models.repeated_lines), as calls record it.
+LOOP_FINISH = "repetition"
+
+
+def call_ended_at_loop(call: dict[str, Any]) -> bool:
+    """Whether a recorded call's text was ended by the loop stop."""
+    return call.get("finish_reason") == LOOP_FINISH
+
+
 class ModelCall(BaseModel):
     """One model call: what it cost."""
 

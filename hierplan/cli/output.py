@@ -166,7 +166,9 @@ LOOP_NOTE = "ended where it began to repeat itself"
 
 def ended_at_loop(calls: list[dict[str, Any]] | None) -> bool:
     """Whether a call's text was ended by the loop stop (hierplan.models.repeated_lines)."""
-    return any(c.get("finish_reason") == "repetition" for c in calls or [])
+    from hierplan.schema import call_ended_at_loop  # pydantic: not on the path of `hierplan --help`
+
+    return any(call_ended_at_loop(c) for c in calls or [])
 
 
 def print_revision(console, revision: dict[str, Any]) -> None:

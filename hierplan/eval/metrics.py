@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from hierplan.nodes.tool_choice import is_numeric_task
+from hierplan.schema import call_ended_at_loop
 
 NODES = ("planner", "llm_step", "python_step", "aggregator")
 # A plan that parsed on the first try: the local grammar, a server-side constraint, or a free-text reply.
@@ -76,7 +77,7 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
                           if not a.get("ok")],
         "model_calls": len(calls),
         "calls_at_budget": sum(1 for c in calls if c.get("finish_reason") == "length"),
-        "calls_at_loop": sum(1 for c in calls if c.get("finish_reason") == "repetition"),
+        "calls_at_loop": sum(1 for c in calls if call_ended_at_loop(c)),
         "generated_tokens": sum(int(c.get("generated_tokens") or 0) for c in calls),
         "node_seconds": node_seconds(state),
         "node_tokens": node_tokens(state),

@@ -20,6 +20,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from hierplan.schema import LOOP_FINISH
+
 # Tokens looked at first for top-p sampling (see _draw).
 TOP_P_CANDIDATES = 64
 
@@ -103,7 +105,7 @@ def record(row: Row, token: int, stop_ids: set[int]) -> None:
     elif len(row.generated) >= row.max_new_tokens:
         row.finish = "length"
     elif row.stop_when is not None and len(row.generated) >= row.min_new_tokens and row.stop_when(row.generated):
-        row.finish = "repetition"  # not before min_new_tokens: benchmarks that ask for equal lengths get them
+        row.finish = LOOP_FINISH  # not before min_new_tokens: benchmarks that ask for equal lengths get them
 
 
 def _draw(logits: Any, row: Row, generator: Any) -> int:
