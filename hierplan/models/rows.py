@@ -22,8 +22,11 @@ from typing import Any, Callable
 
 from hierplan.schema import LOOP_FINISH
 
-# Tokens looked at first for top-p sampling (see _draw).
-TOP_P_CANDIDATES = 64
+# Temperature-scaled logits (natural log of a token's probability over the top token's) are floored here
+# before exp (see _draw).
+EXP_FLOOR = -80.0
+# Tokens above this are the first candidates for the top-p nucleus (see nucleus).
+NUCLEUS_FLOOR = -20.0
 
 
 @dataclass
@@ -50,6 +53,8 @@ class Row:
     is still going."""
     generator: Any = None
     """The row's own random generator, made when it starts."""
+    prompt_array: Any = field(default=None, repr=False)
+    """``ids`` as an int64 array, made when first needed (repetition penalty, processors)."""
 
     @property
     def greedy(self) -> bool:
@@ -68,27 +73,33 @@ def _make_generator(seed: int | None) -> Any:
 
 
 def choose_token(row: Row, logits: Any, stop_ids: list[int]) -> int:
-    """The row's next token from its ``logits`` ([vocab], float32, CPU; changed in place)."""
-    import torch
+    """The row's next token from its ``logits`` ([vocab], float32, contiguous, CPU; changed in place).
 
-    context = None
+    The per-row work runs on a NumPy view of the logits: torch's 1-D reductions over a 49k vocabulary (argmax,
+    topk, softmax) cost 100-500 us each per call on this CPU, NumPy's 4-35 us, and this runs once per row and
+    token on the thread every row waits for (docs/benchmarks.md, "Choosing a row's token")."""
+    import numpy as np
+
+    scores = logits.numpy()  # shares memory with logits: the processors below see the penalty
     if row.repetition_penalty != 1.0:
-        context = torch.tensor(row.ids + row.generated, dtype=torch.long)
-        seen = logits[context]
-        logits[context] = torch.where(seen < 0, seen * row.repetition_penalty, seen / row.repetition_penalty)
+        seen = _context(row)
+        values = scores[seen]
+        scores[seen] = np.where(values < 0, values * row.repetition_penalty, values / row.repetition_penalty)
     if row.processors:  # transformers' LogitsProcessor convention: ([1, length] ids, [1, vocab] scores)
-        ids = (context if context is not None else torch.tensor(row.ids + row.generated, dtype=torch.long))[None]
-        scores = logits[None]
+        import torch
+
+        ids = torch.from_numpy(_context(row))[None]
+        tensor = logits[None]
         for processor in row.processors:
-            scores = processor(ids, scores)
-        logits = scores[0]
+            tensor = processor(ids, tensor)
+        scores = np.ascontiguousarray(tensor[0].numpy())
     if len(row.generated) < row.min_new_tokens:
-        logits[stop_ids] = float("-inf")
+        scores[stop_ids] = -np.inf
     if row.greedy:
-        return int(logits.argmax())
+        return int(scores.argmax())
     if row.generator is None:
         row.generator = _make_generator(row.seed)
-    return _draw(logits, row, row.generator)
+    return _draw(scores, row, row.generator)
 
 
 def record(row: Row, token: int, stop_ids: set[int]) -> None:
@@ -108,20 +119,58 @@ def record(row: Row, token: int, stop_ids: set[int]) -> None:
         row.finish = LOOP_FINISH  # not before min_new_tokens: benchmarks that ask for equal lengths get them
 
 
-def _draw(logits: Any, row: Row, generator: Any) -> int:
+def _context(row: Row) -> Any:
+    """The row's prompt and generated ids as one int64 array (the prompt's part made once)."""
+    import numpy as np
+
+    if row.prompt_array is None:
+        row.prompt_array = np.asarray(row.ids, dtype=np.int64)
+    return np.concatenate([row.prompt_array, np.asarray(row.generated, dtype=np.int64)])
+
+
+def _draw(scores: Any, row: Row, generator: Any) -> int:
+    """A token drawn from the row's temperature-scaled, top-p-cut distribution over ``scores`` (a float32
+    array); the random number comes from the row's own ``generator``."""
+    import numpy as np
     import torch
 
-    probs = torch.softmax(logits / row.temperature, dim=-1)
+    top = scores.max()
+    if not top > -np.inf:
+        raise ValueError("every token is ruled out for this row")
+    scaled = scores - top
+    scaled *= np.float32(1.0 / row.temperature)
+    # float32 exp below about -87 gives denormals, and x86 computes with them ~10x slower (exp over the 49k
+    # vocabulary: 380 us, floored: 33 us). A weight of e^-80 next to the top token's 1 is below float32's
+    # resolution of their sum, so no draw changes; tokens ruled out (-inf) are set back to exactly 0.
+    weights = np.exp(np.maximum(scaled, EXP_FLOOR))
+    if scores.min() == -np.inf:
+        weights[np.isneginf(scores)] = 0.0
+    ids = None
     if row.top_p < 1.0:
-        # The smallest prefix of tokens by probability whose mass reaches top_p (at least one token). A full
-        # sort of a 49k vocabulary took 2.6 ms per row and token, two thirds of a row's sampling; the prefix
-        # almost always lies in the TOP_P_CANDIDATES most likely tokens (0.1 ms), so sort all only when not.
-        top, order = torch.topk(probs, min(TOP_P_CANDIDATES, probs.numel()))
-        if float(top.sum()) < row.top_p and top.numel() < probs.numel():
-            top, order = torch.sort(probs, descending=True)
-        top[(torch.cumsum(top, dim=-1) - top) >= row.top_p] = 0.0
-        return int(order[torch.multinomial(top, 1, generator=generator)])
-    return int(torch.multinomial(probs, 1, generator=generator))
+        ids, weights = nucleus(scaled, weights, row.top_p)
+    cumulative = np.cumsum(weights, dtype=np.float64)
+    u = float(torch.rand((), generator=generator, dtype=torch.float64))
+    index = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(cumulative) - 1)
+    return index if ids is None else int(ids[index])
+
+
+def nucleus(scaled: Any, weights: Any, top_p: float) -> tuple[Any, Any]:
+    """(ids, weights) of the smallest set of most likely tokens whose probability reaches ``top_p`` (at least
+    one token), most likely first; ties keep vocabulary order.
+
+    Sorting the 49k vocabulary takes ~3 ms per row and token; the nucleus almost always lies among the tokens
+    within e^-20 of the top one (a handful), so only those are sorted unless their mass falls short."""
+    import numpy as np
+
+    total = float(weights.sum())  # float32, pairwise: relative error ~1e-7
+    ids = np.flatnonzero(scaled > NUCLEUS_FLOOR)
+    if float(weights[ids].sum()) < top_p * total:
+        ids = np.arange(len(weights))
+    ids = ids[np.argsort(-weights[ids], kind="stable")]
+    kept = weights[ids]
+    before = np.cumsum(kept, dtype=np.float64) - kept  # the mass of the more likely tokens
+    keep = max(1, int(np.count_nonzero(before < top_p * total)))
+    return ids[:keep], kept[:keep]
 
 
 def left_pad(contexts: list[list[int]], pad_id: int) -> tuple[Any, Any]:
