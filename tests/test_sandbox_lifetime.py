@@ -1,9 +1,11 @@
-"""Sandboxed code dies with its run: a hierplan-like parent killed by SIGKILL leaves no process behind.
+"""Sandboxed code dies with its run: a hierplan-like parent killed by SIGKILL leaves no process behind,
+and no run directory.
 
 The parent is a real separate process that calls ``run_python`` from a worker thread (as the graph
-does); the test kills it with SIGKILL while the code spins, forks, or fork-bombs, then looks for any
-survivor by name, process group and per-run uid. Every layer combination of the attack tests runs,
-plus one without the uid layer; those this machine lacks skip with their reason.
+does), with a temporary directory of its own (TMPDIR); the test kills it with SIGKILL while the code spins,
+forks, or fork-bombs, then looks for any survivor by name, process group and per-run uid, and for the run's
+staging and scratch directories. Every layer combination of the attack tests runs, plus one without the uid
+layer; those this machine lacks skip with their reason.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -99,8 +102,19 @@ def _survivors(token: str, pgids: set[int], uids: set[int]) -> list[dict]:
     return [p for p in _all() if p["comm"] == token or p["pgid"] in pgids or p["uid"] in uids]
 
 
-def _start_parent(layers, code: str, limits: dict, *extra: str) -> tuple[subprocess.Popen, dict]:
+RUN_DIR_PREFIXES = ("hierplan-sbx-", "hierplan-scratch-")
+
+
+def _run_dirs(tmpdir: str | None) -> list[str]:
+    """The run directories (staging, scratch) in the parent's TMPDIR."""
+    return [n for n in os.listdir(tmpdir) if n.startswith(RUN_DIR_PREFIXES)] if tmpdir else []
+
+
+def _start_parent(layers, code: str, limits: dict, *extra: str, tmpdir: str | None = None
+                  ) -> tuple[subprocess.Popen, dict]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    if tmpdir:
+        env["TMPDIR"] = tmpdir
     proc = subprocess.Popen([sys.executable, "-c", PARENT, json.dumps(layers), code, json.dumps(limits), *extra],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
@@ -131,12 +145,15 @@ def _kill_parent_and_check(combo: str, body: str, *, processes: int, settle_s: f
     layers = LIFETIME_COMBOS[combo]
     token = "hp" + uuid.uuid4().hex[:12]
     limits = {"cpu_seconds": 60, "wall_seconds": 120, **limits}
-    proc, started = _start_parent(layers, _named(token) + body, limits, *(["fork"] if fork_copy else []))
-    try:
-        _check_kill(proc, started["reaper"], combo, token, processes, settle_s, kill_reaper)
-    finally:
-        if started["copy"]:
-            os.kill(started["copy"], signal.SIGKILL)
+    with tempfile.TemporaryDirectory() as tmpdir:
+        os.chmod(tmpdir, 0o755)  # the per-run uid reaches its scratch directory through it
+        proc, started = _start_parent(layers, _named(token) + body, limits, *(["fork"] if fork_copy else []),
+                                      tmpdir=tmpdir)
+        try:
+            _check_kill(proc, started["reaper"], combo, token, processes, settle_s, kill_reaper, tmpdir)
+        finally:
+            if started["copy"]:
+                os.kill(started["copy"], signal.SIGKILL)
 
 
 def _reapers_of(parent: int) -> list[int]:
@@ -153,10 +170,11 @@ def _reapers_of(parent: int) -> list[int]:
 
 
 def _check_kill(proc: subprocess.Popen, reaper_pid: int, combo: str, token: str, processes: int,
-                settle_s: float, kill_reaper: bool = False) -> None:
+                settle_s: float, kill_reaper: bool = False, tmpdir: str | None = None) -> None:
     layers = LIFETIME_COMBOS[combo]
     try:
         found = _wait_for_code(token, proc, processes)
+        assert not tmpdir or _run_dirs(tmpdir), "the run's staging directory was meant to exist while it ran"
         if settle_s:
             time.sleep(settle_s)
             found += [p for p in _all() if p["comm"] == token]
@@ -184,6 +202,7 @@ def _check_kill(proc: subprocess.Popen, reaper_pid: int, combo: str, token: str,
     while _proc(reaper_pid) and time.monotonic() < deadline + 1:
         time.sleep(0.02)
     assert _proc(reaper_pid) is None, "the reaper did not exit after cleaning up"
+    assert _run_dirs(tmpdir) == [], f"the killed run's directories were left behind ({combo})"
 
 
 @pytest.mark.parametrize("combo", list(LIFETIME_COMBOS))
@@ -284,3 +303,21 @@ def test_the_reaper_kills_registered_groups_when_its_pipe_closes():
     while [p for p in _all() if p["pgid"] == victim.pid] and time.monotonic() < deadline:
         time.sleep(0.02)
     assert [p for p in _all() if p["pgid"] == victim.pid] == []
+
+
+def test_the_reaper_removes_registered_directories_when_its_pipe_closes(tmp_path):
+    """A directory registered and not released is removed, a released one is left, a symlink inside is not
+    followed."""
+    kept, left, outside = tmp_path / "kept", tmp_path / "hierplan-sbx-x", tmp_path / "outside"
+    for d in (kept, left, outside):
+        d.mkdir()
+    (left / "code.py").write_text("pass")
+    (left / "link").symlink_to(outside, target_is_directory=True)
+    (outside / "precious").write_text("x")
+    r, w = os.pipe()
+    dog = subprocess.Popen([sys.executable, "-I", "-S", reaper.__file__, str(r)], pass_fds=(r,))
+    os.close(r)
+    os.write(w, b"+ dir %s\n+ dir %s\n- dir %s\n" % (bytes(left), bytes(kept), bytes(kept)))
+    os.close(w)
+    assert dog.wait(timeout=10) == 0
+    assert not left.exists() and kept.is_dir() and (outside / "precious").read_text() == "x"

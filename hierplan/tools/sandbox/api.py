@@ -15,7 +15,7 @@ from typing import Literal
 from hierplan.errors import IsolationError
 
 from . import bwrap as bw
-from . import runner
+from . import reaper, runner
 from .launcher import MARKER, SETUP_FAILED
 from .limits import SandboxLimits
 from .probe import probe
@@ -130,7 +130,10 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
     uid = _UID_BASE + random.randrange(_UID_SPAN) if ("uid" in use and p.root) else None
     staging = tempfile.mkdtemp(prefix="hierplan-sbx-")
     host_scratch = None if use_bwrap else tempfile.mkdtemp(prefix="hierplan-scratch-")
+    temporary = [d for d in (staging, host_scratch) if d]
     try:
+        for d in temporary:
+            reaper.own_dir(d)  # removed by the reaper if hierplan dies before the finally below
         code_path = os.path.join(staging, "code.py")
         with open(code_path, "w", encoding="utf-8") as f:
             f.write(code)
@@ -180,9 +183,9 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
         raw = runner.execute(argv, env=runner.child_env(scratch), cwd=scratch if host_scratch else "/",
                              limits=limits, uid=uid, sweep=not use_bwrap)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if host_scratch:
-            shutil.rmtree(host_scratch, ignore_errors=True)
+        for d in temporary:
+            shutil.rmtree(d, ignore_errors=True)
+            reaper.release_dir(d)
     stderr = raw.stderr.decode("utf-8", errors="replace")
     if use_bwrap and raw.returncode != 0 and stderr.startswith("bwrap: "):
         raise SandboxSetupError(f"bwrap failed: {stderr.strip().splitlines()[0]}")

@@ -14,7 +14,8 @@ killed with SIGKILL and nothing in the dead process can run any more. Options co
   on exec, closed in forked children). Each run registers its process group and its per-run uid
   (one pipe write). EOF means hierplan is gone, whatever killed it: the reaper kills every
   registered group and, where a throw-away uid is used, every process of that uid (``kill(-1)``
-  run as that uid, which the kernel applies atomically even to a fork bomb), then exits. The
+  run as that uid, which the kernel applies atomically even to a fork bomb), removes the runs'
+  temporary directories (which the dead process's ``finally`` never reached), then exits. The
   sandboxed code cannot stop it: it runs under another uid (root hierplan), outside the code's
   Landlock signal scope (ABI >= 6), or outside its pid namespace (bwrap). Only the unprivileged,
   no-bwrap, Landlock < 6 case lets the code signal it (docs/sandbox.md, known limits).
@@ -25,6 +26,7 @@ Standard library only: this file also runs as ``python -I -S reaper.py FD``.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -44,7 +46,7 @@ class _Client:
         self.lock = threading.Lock()
         self.proc = None
         self.wfd: int | None = None
-        self.live: dict[tuple[int, int], int] = {}  # replayed to a new reaper if the old one died
+        self.live: dict[bytes, int] = {}  # entries (see _entry); replayed to a new reaper if the old one died
 
     def _start(self) -> None:
         import subprocess
@@ -61,21 +63,20 @@ class _Client:
         finally:
             os.close(r)
         self.wfd = w
-        for (pgid, uid), n in self.live.items():
-            os.write(w, b"+ %d %d\n" % (pgid, uid) * n)
+        for entry, n in self.live.items():
+            os.write(w, b"+ %s\n" % entry * n)
 
     def _alive(self) -> bool:
         return self.wfd is not None and self.proc.poll() is None
 
-    def update(self, pgid: int, uid: int | None, delta: int) -> None:
-        key = (pgid, -1 if uid is None else uid)
-        line = b"%s %d %d\n" % (b"+" if delta > 0 else b"-", *key)
+    def update(self, entry: bytes, delta: int) -> None:
+        line = b"%s %s\n" % (b"+" if delta > 0 else b"-", entry)
         with self.lock:
-            count = self.live.get(key, 0) + delta
+            count = self.live.get(entry, 0) + delta
             if count > 0:
-                self.live[key] = count
+                self.live[entry] = count
             else:
-                self.live.pop(key, None)
+                self.live.pop(entry, None)
             if delta < 0 and not self._alive():
                 self._close()
                 return  # nothing to tell a reaper that is gone; no need to start one for this
@@ -119,16 +120,47 @@ _client = _Client()
 os.register_at_fork(after_in_child=_client.after_fork_in_child)
 
 
+#: The longest entry a registration may write: a line up to PIPE_BUF bytes reaches the reaper whole.
+MAX_ENTRY_BYTES = 4000
+_DIR = b"dir "
+
+
+def _group_entry(pgid: int, uid: int | None) -> bytes:
+    return b"%d %d" % (pgid, -1 if uid is None else uid)
+
+
 def register(pgid: int, uid: int | None) -> None:
     """From now until :func:`unregister`, the group ``pgid`` (and ``uid``'s processes) die with hierplan."""
-    _client.update(pgid, uid, +1)
+    _client.update(_group_entry(pgid, uid), +1)
 
 
 def unregister(pgid: int, uid: int | None) -> None:
     try:
-        _client.update(pgid, uid, -1)
+        _client.update(_group_entry(pgid, uid), -1)
     except OSError:
         pass  # the reaper is gone and this run is over: nothing left for it to kill
+
+
+def _dir_entry(path: str) -> bytes | None:
+    entry = _DIR + os.fsencode(os.path.abspath(path))
+    return entry if b"\n" not in entry and len(entry) <= MAX_ENTRY_BYTES else None
+
+
+def own_dir(path: str) -> None:
+    """From now until :func:`release_dir`, ``path`` is removed if hierplan dies (after the kills).
+    A path the line protocol cannot carry (a newline, over MAX_ENTRY_BYTES) is left to the caller alone."""
+    entry = _dir_entry(path)
+    if entry is not None:
+        _client.update(entry, +1)
+
+
+def release_dir(path: str) -> None:
+    entry = _dir_entry(path)
+    if entry is not None:
+        try:
+            _client.update(entry, -1)
+        except OSError:
+            pass  # the reaper is gone: the caller removes the directory itself
 
 
 def ensure_running() -> None:
@@ -234,7 +266,7 @@ def kill_all(groups: set[int], uids: set[int]) -> None:
 def main(fd: int) -> None:
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_IGN)  # only the pipe's EOF ends the reaper
-    live: dict[tuple[int, int], int] = {}
+    live: dict[bytes, int] = {}
     buf = b""
     while True:
         data = os.read(fd, 4096)
@@ -243,13 +275,16 @@ def main(fd: int) -> None:
         buf += data
         *lines, buf = buf.split(b"\n")
         for line in lines:
-            op, pgid, uid = line.split()
-            key = (int(pgid), int(uid))
-            live[key] = live.get(key, 0) + (1 if op == b"+" else -1)
-            if live[key] <= 0:
-                del live[key]
-    # hierplan is gone (or exited): kill whatever its runs left.
-    kill_all({g for g, _ in live}, {u for _, u in live if u >= 0})
+            op, entry = line[:1], line[2:]
+            live[entry] = live.get(entry, 0) + (1 if op == b"+" else -1)
+            if live[entry] <= 0:
+                del live[entry]
+    # hierplan is gone (or exited): kill whatever its runs left, then remove their directories.
+    dirs = [os.fsdecode(entry[len(_DIR):]) for entry in live if entry.startswith(_DIR)]
+    groups = [tuple(map(int, entry.split())) for entry in live if not entry.startswith(_DIR)]
+    kill_all({g for g, _ in groups}, {u for _, u in groups if u >= 0})
+    for path in dirs:
+        shutil.rmtree(path, ignore_errors=True)  # does not follow symlinks the code may have left
 
 
 if __name__ == "__main__":
