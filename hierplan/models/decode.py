@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hierplan.models.prefix_store import Layers, PrefixStore
 from hierplan.models.rows import Row, choose_token, left_pad, record
 
 # Left columns that padding alone fills (after long rows left) before the cache is cut down to the rows left.
@@ -33,8 +34,10 @@ GROW_COLUMNS = 256
 class RunningBatch:
     """Rows decoding together on one model; ``add`` rows, ``step`` until ``live`` is empty."""
 
-    def __init__(self, model: Any, stop_ids: set[int], pad_id: int):
+    def __init__(self, model: Any, stop_ids: set[int], pad_id: int, prefixes: PrefixStore | None = None):
         self.model, self.pad_id = model, pad_id
+        self.prefixes = prefixes if prefixes is not None and _mergeable(new_cache(model)) else None
+        """Where rows' prompt prefixes are kept (prefix_store.py); None: every row is prefilled whole."""
         self.stop_set, self.stop_list = set(stop_ids), sorted(stop_ids)
         self.live: list[Row] = []
         self.cache: Any = None
@@ -47,13 +50,22 @@ class RunningBatch:
         return not self.live or _mergeable(self.cache)
 
     def add(self, rows: list[Row]) -> None:
-        """Prefill ``rows`` (each from ``ids + generated``), pick their first tokens, and join the live ones."""
+        """Prefill ``rows`` (each from ``ids + generated``, on top of its stored prefix where it has one), pick
+        their first tokens, and join the live ones."""
         import torch
 
-        ids, mask = left_pad([row.ids + row.generated for row in rows], self.pad_id)
+        contexts = [row.ids + row.generated for row in rows]
+        shared = [self._prefix(row) for row in rows]
+        lengths = [0 if layers is None else layers[0][0].shape[2] for layers in shared]
+        ids, mask = left_pad([context[n:] for context, n in zip(contexts, lengths)], self.pad_id)
         ids, mask = ids.to(self.model.device), mask.to(self.model.device)
-        cache = new_cache(self.model)
-        logits = self._forward(ids, mask, (mask.cumsum(-1) - 1).clamp(min=0), cache)
+        if any(lengths):  # [padding, prefix, padding, rest]: positions count real tokens, so holes are harmless
+            cache, past_mask = _past(shared, lengths)
+            mask = torch.cat([past_mask, mask], dim=1)
+        else:
+            cache = new_cache(self.model)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, mask.shape[1] - ids.shape[1]:]
+        logits = self._forward(ids, mask, positions, cache)
         tokens = self._choose(rows, logits)
         keep = [i for i, row in enumerate(rows) if row.finish is None]
         if not keep:
@@ -87,6 +99,35 @@ class RunningBatch:
         self.cache.batch_select_indices(index)
         self.mask, self.last = self.mask[index], self.last[index]
         self._compact()
+
+    def _prefix(self, row: Row) -> Layers | None:
+        """The layers of the row's prompt prefix (up to its last bound), chunk by chunk from the store, a chunk
+        not there computed on top of the ones before it; None when the row has none (or this model's cache
+        cannot take one)."""
+        if self.prefixes is None or not row.prefix_bounds:
+            return None
+        chunks: list[Layers] = []
+        start = 0
+        for end in row.prefix_bounds:
+            key = tuple(row.ids[:end])
+            chunk = self.prefixes.get(key)
+            if chunk is None:
+                chunk = self._chunk(row.ids[start:end], _joined(chunks) if chunks else None, start)
+                self.prefixes.put(key, chunk)
+            chunks.append(chunk)
+            start = end
+        return _joined(chunks)
+
+    def _chunk(self, ids: list[int], past: Layers | None, start: int) -> Layers:
+        """The layers of ``ids`` computed in one forward on top of ``past`` (``start`` tokens)."""
+        import torch
+
+        device = self.model.device
+        cache = _rebuild(past) if past else new_cache(self.model)
+        mask = torch.ones(1, start + len(ids), dtype=torch.long, device=device)
+        positions = torch.arange(start, start + len(ids), device=device)[None]
+        self._forward(torch.tensor([ids], device=device), mask, positions, cache)
+        return [(layer.keys[:, :, start:].clone(), layer.values[:, :, start:].clone()) for layer in cache.layers]
 
     def _forward(self, ids: Any, mask: Any, positions: Any, cache: Any) -> Any:
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
@@ -123,6 +164,38 @@ def new_cache(model: Any) -> Any:
     if dynamic.layers and all(type(layer) is DynamicLayer for layer in dynamic.layers):
         return Cache(layers=[growing_layer() for _ in dynamic.layers])
     return dynamic
+
+
+def _joined(chunks: list[Layers]) -> Layers:
+    """One prefix's layers from its chunks' (along the token axis)."""
+    import torch
+
+    if len(chunks) == 1:
+        return chunks[0]
+    return [(torch.cat([c[i][0] for c in chunks], dim=2), torch.cat([c[i][1] for c in chunks], dim=2))
+            for i in range(len(chunks[0]))]
+
+
+def _past(shared: list[Layers | None], lengths: list[int]) -> tuple[Any, Any]:
+    """A cache holding each row's prefix (none for rows without one), left-padded to the longest, and its mask."""
+    import torch
+
+    width = max(lengths)
+    template = next(layers for layers in shared if layers is not None)
+    past = []
+    for index, (keys, values) in enumerate(template):
+        batch_keys = keys.new_zeros(len(shared), keys.shape[1], width, keys.shape[3])
+        batch_values = values.new_zeros(len(shared), values.shape[1], width, values.shape[3])
+        for row, (layers, n) in enumerate(zip(shared, lengths)):
+            if n:
+                batch_keys[row, :, width - n:] = layers[index][0][0]
+                batch_values[row, :, width - n:] = layers[index][1][0]
+        past.append((batch_keys, batch_values))
+    mask = torch.zeros(len(shared), width, dtype=torch.long, device=template[0][0].device)
+    for row, n in enumerate(lengths):
+        if n:
+            mask[row, width - n:] = 1
+    return _rebuild(past), mask
 
 
 def _mergeable(cache: Any) -> bool:

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from hierplan.models import constrained, lark_grammar, name_scope, repeated_lines
 from hierplan.models.batcher import Batcher, Gather, Request, generation_context
 from hierplan.models.decode import RunningBatch
+from hierplan.models.prefix_store import PrefixStore, chunk_bounds
 from hierplan.models.rows import Row
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
@@ -81,6 +82,7 @@ class LocalChatModel(BaseChatModel):
     stops_repeated_lines: ClassVar[bool] = True
     """Takes ``stop_repeated_lines=N``: a row ends once its text loops (hierplan.models.repeated_lines)."""
     _batcher: Batcher | None = PrivateAttr(default=None)
+    _prefixes: PrefixStore = PrivateAttr(default_factory=PrefixStore)
     _guard: Any = PrivateAttr(default_factory=threading.Lock)
 
     @property
@@ -102,18 +104,34 @@ class LocalChatModel(BaseChatModel):
 
     def _new_batch(self) -> RunningBatch:
         pad = self.tokenizer.pad_token_id
-        return RunningBatch(self.llm.pipeline.model, self._stop_ids(), pad if pad is not None else 0)
+        return RunningBatch(self.llm.pipeline.model, self._stop_ids(), pad if pad is not None else 0, self._prefixes)
 
     def _stop_ids(self) -> set[int]:
         eos = self.llm.pipeline.model.generation_config.eos_token_id
         eos = self.tokenizer.eos_token_id if eos is None else eos
         return {int(e) for e in (eos if isinstance(eos, list) else [eos])}
 
-    def _prompt_ids(self, messages: list[BaseMessage]) -> list[int]:
+    def _prompt_ids(self, messages: list[BaseMessage], *, prompt: bool = True) -> list[int]:
+        """The ids of ``messages`` rendered by the chat template, with the assistant's turn opened if ``prompt``."""
         turns = [{"role": _ROLES.get(m.type, m.type), "content": m.content if isinstance(m.content, str)
                   else str(m.content)} for m in messages]
-        text = self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+        text = self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=prompt)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _prefix_bounds(self, messages: list[BaseMessage], ids: list[int]) -> tuple[int, ...]:
+        """Where chunks of the prompt prefix end in ``ids``: message boundaries before the last message
+        (prefix_store.chunk_bounds)."""
+        boundaries = []
+        for k in range(1, len(messages)):
+            before = self._prompt_ids(messages[:k], prompt=False)
+            n = 0
+            for a, b in zip(before, ids):  # tokens at the seam may merge differently: keep what both agree on
+                if a != b:
+                    break
+                n += 1
+            if not boundaries or n > boundaries[-1]:
+                boundaries.append(n)
+        return chunk_bounds(boundaries, len(ids))
 
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         options = {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens,
@@ -145,7 +163,8 @@ class LocalChatModel(BaseChatModel):
         if options.get("python_scope") is not None:  # after the grammar: it checks the tokens the grammar allows
             processors.append(name_scope.scope_processor(self.tokenizer, options["python_scope"],
                                                          options.get("python_calls") or ()))
-        row = Row(ids=self._prompt_ids(messages), max_new_tokens=int(options["max_tokens"]),
+        ids = self._prompt_ids(messages)
+        row = Row(ids=ids, prefix_bounds=self._prefix_bounds(messages, ids), max_new_tokens=int(options["max_tokens"]),
                   temperature=float(options["temperature"]), top_p=float(options["top_p"]),
                   repetition_penalty=float(options["repetition_penalty"]),
                   min_new_tokens=int(options.get("min_tokens") or 0), seed=options["seed"], processors=processors,

@@ -40,6 +40,9 @@ class Row:
     repetition_penalty: float = 1.0
     min_new_tokens: int = 0
     seed: int | None = None
+    prefix_bounds: tuple[int, ...] = ()
+    """Offsets in ``ids`` where chunks of a prompt prefix other calls may share end (message boundaries before
+    the last message): the running batch computes each chunk once and reuses it (prefix_store.py)."""
     processors: list[Any] = field(default_factory=list)
     """LogitsProcessors for this row alone, called with the row's [1, vocab] slice."""
     stop_when: Callable[[list[int]], bool] | None = None
