@@ -46,7 +46,7 @@ class _Client:
         self.lock = threading.Lock()
         self.proc = None
         self.wfd: int | None = None
-        self.live: dict[bytes, int] = {}  # entries (see _entry); replayed to a new reaper if the old one died
+        self.live: dict[bytes, int] = {}  # _group_entry or _dir_entry: count; replayed to a new reaper
 
     def _start(self) -> None:
         import subprocess
