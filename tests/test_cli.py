@@ -415,8 +415,9 @@ def test_a_step_that_succeeded_under_a_repair_grammar_says_so():
 
 def test_show_says_which_texts_the_loop_stop_ended(models, db, capsys, monkeypatch):
     import hierplan.nodes.model_call as model_call
+    from hierplan.schema import LOOP_FINISH
 
-    monkeypatch.setattr(model_call, "_finish", lambda message: "repetition")  # as if every call had looped
+    monkeypatch.setattr(model_call, "_finish", lambda message: LOOP_FINISH)  # as if every call had looped
     models[0].append(three_llm_steps())
     main(["run", "Compute", "--db", db, "--run-id", "loop1"])
     capsys.readouterr()

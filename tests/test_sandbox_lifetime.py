@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from hierplan.tools.sandbox import launcher, reaper
-from hierplan.tools.sandbox.api import LAUNCHER, plan_layers
+from hierplan.tools.sandbox.api import LAUNCHER, SCRATCH_PREFIX, STAGING_PREFIX, plan_layers
 from hierplan.tools.sandbox.pyenv import python_layout
 from test_sandbox_attacks import COMBOS, combo_unavailable
 
@@ -102,7 +102,7 @@ def _survivors(token: str, pgids: set[int], uids: set[int]) -> list[dict]:
     return [p for p in _all() if p["comm"] == token or p["pgid"] in pgids or p["uid"] in uids]
 
 
-RUN_DIR_PREFIXES = ("hierplan-sbx-", "hierplan-scratch-")
+RUN_DIR_PREFIXES = (STAGING_PREFIX, SCRATCH_PREFIX)
 
 
 def _run_dirs(tmpdir: str | None) -> list[str]:

@@ -55,12 +55,12 @@ class RunningBatch:
         import torch
 
         contexts = [row.ids + row.generated for row in rows]
-        shared = [self._prefix(row) for row in rows]
-        lengths = [0 if layers is None else layers[0][0].shape[2] for layers in shared]
+        prefixes = [self._prefix(row) for row in rows]
+        lengths = [_tokens(chunks) for chunks in prefixes]
         ids, mask = left_pad([context[n:] for context, n in zip(contexts, lengths)], self.pad_id)
         ids, mask = ids.to(self.model.device), mask.to(self.model.device)
         if any(lengths):  # [padding, prefix, padding, rest]: positions count real tokens, so holes are harmless
-            cache, past_mask = _past(shared, lengths)
+            cache, past_mask = _past(prefixes)
             mask = torch.cat([past_mask, mask], dim=1)
         else:
             cache = new_cache(self.model)
@@ -100,30 +100,31 @@ class RunningBatch:
         self.mask, self.last = self.mask[index], self.last[index]
         self._compact()
 
-    def _prefix(self, row: Row) -> Layers | None:
-        """The layers of the row's prompt prefix (up to its last bound), chunk by chunk from the store, a chunk
-        not there computed on top of the ones before it; None when the row has none (or this model's cache
-        cannot take one)."""
-        if self.prefixes is None or not row.prefix_bounds:
-            return None
+    def _prefix(self, row: Row) -> list[Layers]:
+        """The chunks of the row's prompt prefix (up to its last bound), from the store, a chunk not there
+        computed on top of the ones before it; none when the row has no bounds (or this model's cache cannot
+        take a prefix)."""
         chunks: list[Layers] = []
+        if self.prefixes is None:
+            return chunks
         start = 0
         for end in row.prefix_bounds:
             key = tuple(row.ids[:end])
             chunk = self.prefixes.get(key)
             if chunk is None:
-                chunk = self._chunk(row.ids[start:end], _joined(chunks) if chunks else None, start)
+                chunk = self._chunk(row.ids[start:end], chunks)
                 self.prefixes.put(key, chunk)
             chunks.append(chunk)
             start = end
-        return _joined(chunks)
+        return chunks
 
-    def _chunk(self, ids: list[int], past: Layers | None, start: int) -> Layers:
-        """The layers of ``ids`` computed in one forward on top of ``past`` (``start`` tokens)."""
+    def _chunk(self, ids: list[int], before: list[Layers]) -> Layers:
+        """The layers of ``ids`` computed in one forward on top of the chunks ``before`` them."""
         import torch
 
         device = self.model.device
-        cache = _rebuild(past) if past else new_cache(self.model)
+        start = _tokens(before)
+        cache = _past([before])[0] if before else new_cache(self.model)
         mask = torch.ones(1, start + len(ids), dtype=torch.long, device=device)
         positions = torch.arange(start, start + len(ids), device=device)[None]
         self._forward(torch.tensor([ids], device=device), mask, positions, cache)
@@ -166,32 +167,32 @@ def new_cache(model: Any) -> Any:
     return dynamic
 
 
-def _joined(chunks: list[Layers]) -> Layers:
-    """One prefix's layers from its chunks' (along the token axis)."""
+def _tokens(chunks: list[Layers]) -> int:
+    """How many tokens the chunks of one prefix hold."""
+    return sum(chunk[0][0].shape[2] for chunk in chunks)
+
+
+def _past(prefixes: list[list[Layers]]) -> tuple[Any, Any]:
+    """A cache holding each row's prefix, its chunks one after another (none for a row without), left-padded to
+    the longest, and its mask."""
     import torch
 
-    if len(chunks) == 1:
-        return chunks[0]
-    return [(torch.cat([c[i][0] for c in chunks], dim=2), torch.cat([c[i][1] for c in chunks], dim=2))
-            for i in range(len(chunks[0]))]
-
-
-def _past(shared: list[Layers | None], lengths: list[int]) -> tuple[Any, Any]:
-    """A cache holding each row's prefix (none for rows without one), left-padded to the longest, and its mask."""
-    import torch
-
+    lengths = [_tokens(chunks) for chunks in prefixes]
     width = max(lengths)
-    template = next(layers for layers in shared if layers is not None)
+    template = next(chunks[0] for chunks in prefixes if chunks)
     past = []
     for index, (keys, values) in enumerate(template):
-        batch_keys = keys.new_zeros(len(shared), keys.shape[1], width, keys.shape[3])
-        batch_values = values.new_zeros(len(shared), values.shape[1], width, values.shape[3])
-        for row, (layers, n) in enumerate(zip(shared, lengths)):
-            if n:
-                batch_keys[row, :, width - n:] = layers[index][0][0]
-                batch_values[row, :, width - n:] = layers[index][1][0]
+        batch_keys = keys.new_zeros(len(prefixes), keys.shape[1], width, keys.shape[3])
+        batch_values = values.new_zeros(len(prefixes), values.shape[1], width, values.shape[3])
+        for row, (chunks, n) in enumerate(zip(prefixes, lengths)):
+            at = width - n
+            for chunk in chunks:
+                size = chunk[index][0].shape[2]
+                batch_keys[row, :, at:at + size] = chunk[index][0][0]
+                batch_values[row, :, at:at + size] = chunk[index][1][0]
+                at += size
         past.append((batch_keys, batch_values))
-    mask = torch.zeros(len(shared), width, dtype=torch.long, device=template[0][0].device)
+    mask = torch.zeros(len(prefixes), width, dtype=torch.long, device=template[0][0].device)
     for row, n in enumerate(lengths):
         if n:
             mask[row, width - n:] = 1

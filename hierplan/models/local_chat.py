@@ -28,6 +28,7 @@ min_new_tokens, logits_processor) are translated to the above for older callers.
 from __future__ import annotations
 
 import contextvars
+import os
 import queue
 import threading
 from operator import itemgetter
@@ -121,16 +122,9 @@ class LocalChatModel(BaseChatModel):
     def _prefix_bounds(self, messages: list[BaseMessage], ids: list[int]) -> tuple[int, ...]:
         """Where chunks of the prompt prefix end in ``ids``: message boundaries before the last message
         (prefix_store.chunk_bounds)."""
-        boundaries = []
-        for k in range(1, len(messages)):
-            before = self._prompt_ids(messages[:k], prompt=False)
-            n = 0
-            for a, b in zip(before, ids):  # tokens at the seam may merge differently: keep what both agree on
-                if a != b:
-                    break
-                n += 1
-            if not boundaries or n > boundaries[-1]:
-                boundaries.append(n)
+        # Tokens at a seam may merge differently: a boundary is where both tokenizations still agree.
+        boundaries = [len(os.path.commonprefix([self._prompt_ids(messages[:k], prompt=False), ids]))
+                      for k in range(1, len(messages))]
         return chunk_bounds(boundaries, len(ids))
 
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:

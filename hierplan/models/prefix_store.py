@@ -37,8 +37,8 @@ Layers = list[tuple[Any, Any]]
 
 
 def chunk_bounds(boundaries: list[int], limit: int) -> tuple[int, ...]:
-    """The message ``boundaries`` (token offsets, increasing) where chunks end: the first at least
-    MIN_CHUNK_TOKENS after the previous end; all below ``limit`` (a prompt keeps a token to prefill)."""
+    """The message ``boundaries`` (token offsets) where chunks end: each the first at least MIN_CHUNK_TOKENS
+    after the previous end; all below ``limit`` (a prompt keeps a token to prefill)."""
     bounds, last = [], 0
     for end in boundaries:
         if end - last >= MIN_CHUNK_TOKENS and end < limit:

@@ -84,14 +84,14 @@ def choose_token(row: Row, logits: Any, stop_ids: list[int]) -> int:
     import numpy as np
 
     scores = logits.numpy()  # shares memory with logits: the processors below see the penalty
+    context = _context(row) if row.repetition_penalty != 1.0 or row.processors else None
     if row.repetition_penalty != 1.0:
-        seen = _context(row)
-        values = scores[seen]
-        scores[seen] = np.where(values < 0, values * row.repetition_penalty, values / row.repetition_penalty)
+        values = scores[context]
+        scores[context] = np.where(values < 0, values * row.repetition_penalty, values / row.repetition_penalty)
     if row.processors:  # transformers' LogitsProcessor convention: ([1, length] ids, [1, vocab] scores)
         import torch
 
-        ids = torch.from_numpy(_context(row))[None]
+        ids = torch.from_numpy(context)[None]
         tensor = logits[None]
         for processor in row.processors:
             tensor = processor(ids, tensor)

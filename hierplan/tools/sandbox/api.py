@@ -26,6 +26,8 @@ LAUNCHER = os.path.join(bw.LIB_DIR, "launcher.py")
 #: Layers that are always applied (they cost nothing and need no kernel support).
 ALWAYS = frozenset({"rlimits", "env"})
 _UID_BASE, _UID_SPAN = 1_900_000_000, 100_000_000
+# Each run's directories in $TMPDIR: staging (code, config) and, without bwrap, the code's scratch directory.
+STAGING_PREFIX, SCRATCH_PREFIX = "hierplan-sbx-", "hierplan-scratch-"
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
 
@@ -128,8 +130,8 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
     site = ensure_site_dir(layout)
     use_bwrap = "bwrap" in use
     uid = _UID_BASE + random.randrange(_UID_SPAN) if ("uid" in use and p.root) else None
-    staging = tempfile.mkdtemp(prefix="hierplan-sbx-")
-    host_scratch = None if use_bwrap else tempfile.mkdtemp(prefix="hierplan-scratch-")
+    staging = tempfile.mkdtemp(prefix=STAGING_PREFIX)
+    host_scratch = None if use_bwrap else tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
     temporary = [d for d in (staging, host_scratch) if d]
     try:
         for d in temporary:
