@@ -35,10 +35,12 @@ def edit_plan(plan: dict[str, Any]) -> dict[str, Any]:
         raise UsageError(f"the edited plan is invalid: {short_error(exc)}") from exc
 
 
-def decide(request: dict[str, Any], choice: str | None, interactive: bool) -> dict[str, Any] | None:
+def decide(request: dict[str, Any], choice: str | dict[str, Any] | None, interactive: bool) -> dict[str, Any] | None:
     """The decision to resume with; None leaves the run waiting for approval."""
     if request.get("error"):
         print(f"hierplan: {request['error']}", file=sys.stderr)
+    if isinstance(choice, dict):  # a decision made elsewhere: the web page's, its edited plan already validated
+        return choice
     if choice == "approve":
         return {"action": "approve"}
     if choice == "reject":

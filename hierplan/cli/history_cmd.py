@@ -70,16 +70,25 @@ def copy_checkpoint(saver, tup, run_id: str, checkpoint_id: str, new_run_id: str
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
-    from hierplan.cli.options import open_store, overridden_options
+    from hierplan.cli.options import open_store
     from hierplan.cli.run_cmd import execute
 
     db, store = open_store(args)
-    record = store.get(check_run_id(args.run_id))
+    record, new_id, options = prepare_fork(db, store, args.run_id, args.at, args.new_run_id, args)
+    return execute(new_id, None, options, db, store, args, resumed=True, task=record.task)
+
+
+def prepare_fork(db: str, store: RunStore, run_id: str, at: str, new_run_id: str | None, args: argparse.Namespace):
+    """(original record, new run id, options): a new run whose head is checkpoint ``at`` of ``run_id``, ready
+    to execute. Shared with the web page's Fork button."""
+    from hierplan.cli.options import overridden_options
+
+    record = store.get(check_run_id(run_id))
     options = {**overridden_options(record.options, args), "forked_from": record.id}
     saver = open_checkpointer(db)
     with database_errors(db):
-        tup = find_checkpoint(saver, record.id, args.at)
-    new_id = store.create(record.task, options, args.new_run_id)
+        tup = find_checkpoint(saver, record.id, at)
+    new_id = store.create(record.task, options, new_run_id)
     with database_errors(db, writing=True):
-        copy_checkpoint(saver, tup, record.id, args.at, new_id)
-    return execute(new_id, None, options, db, store, args, resumed=True, task=record.task)
+        copy_checkpoint(saver, tup, record.id, at, new_id)
+    return record, new_id, options

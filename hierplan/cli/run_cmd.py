@@ -87,23 +87,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     db, store = open_store(args)
-    record = store.get(check_run_id(args.run_id))
+    record, options = prepare_resume(store, args.run_id, args)
+    return execute(record.id, None, options, db, store, args, resumed=True, task=record.task)
+
+
+def prepare_resume(store: RunStore, run_id: str, args: argparse.Namespace):
+    """(record, options) of a run to continue, marked running; refused while it still runs. Shared with the
+    web page (hierplan.ui), whose Resume and approval buttons are this command."""
+    record = store.get(check_run_id(run_id))
     if record.status == "running":
         raise UsageError(f"run {record.id} is still running (pid {record.pid}); wait for it or stop it first")
     options = overridden_options(record.options, args)
     store.set_status(record.id, "running")
-    return execute(record.id, None, options, db, store, args, resumed=True, task=record.task)
+    return record, options
 
 
 def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: str, store: RunStore,
-            args: argparse.Namespace, *, resumed: bool, task: str | None = None) -> int:
+            args: argparse.Namespace, *, resumed: bool, task: str | None = None, reporter=None, load=None) -> int:
+    """Run the graph to its end or its approval stop. ``reporter`` and ``load`` (options -> model) default to
+    the terminal's; the web page passes its own: its live events, and the one model its server loaded."""
     from hierplan.cli.output import make_reporter
 
-    reporter = make_reporter(args.json)
+    reporter = reporter or make_reporter(args.json)
     reporter.run_started(run_id, task or graph_input["task"], resumed=resumed)
     try:
         reporter.status("loading the model")
-        model = load_model(options)
+        model = (load or load_model)(options)
         reporter.status("planning")
         graph = build(options, open_checkpointer(db), model=model)
         config = {"configurable": {"thread_id": run_id}}
