@@ -1,12 +1,14 @@
-"""Evaluation tasks: one JSON object per line with ``question`` and, optionally, ``answer`` (GSM8K form)."""
+"""Evaluation tasks: one JSON object per line with ``question`` and, optionally, ``answer`` (GSM8K form)
+and/or ``requirements`` (checkable requirements of a writing task: hierplan.eval.requirements)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hierplan.errors import UsageError
+from hierplan.eval.requirements import validate
 from hierplan.eval.scoring import NUMBER_RE, parse_number
 
 GSM8K_MARKER = "####"
@@ -21,6 +23,8 @@ class EvalTask:
     """The reference answer as given (a GSM8K worked solution, or a bare number)."""
     expected: str | None = None
     """The number the final answer must end with; None when the task has no usable answer."""
+    requirements: tuple[dict, ...] = field(default=(), compare=False)
+    """Checkable requirements of the answer (writing tasks); empty for numeric tasks."""
 
 
 def parse_gsm8k_answer(answer: str | int | float | None) -> str | None:
@@ -74,9 +78,16 @@ def load_tasks(path: str | Path, limit: int | None = None) -> list[EvalTask]:
         if not isinstance(question, str) or not question.strip():
             raise UsageError(f"{path}:{lineno}: missing or empty \"question\"")
         answer = obj.get("answer")
+        requirements = obj.get("requirements") or []
+        if not isinstance(requirements, list):
+            raise UsageError(f"{path}:{lineno}: \"requirements\" must be a list")
+        # A malformed requirement is a usage error now, not a crash an hour into the evaluation.
+        problem = next(filter(None, map(validate, requirements)), None)
+        if problem:
+            raise UsageError(f"{path}:{lineno}: {problem}")
         tasks.append(EvalTask(index=len(tasks) + 1, question=question.strip(),
                               answer=None if answer is None else str(answer),
-                              expected=parse_gsm8k_answer(answer)))
+                              expected=parse_gsm8k_answer(answer), requirements=tuple(requirements)))
         if limit is not None and len(tasks) >= limit:
             break
     if not tasks:
