@@ -51,6 +51,7 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
 def run(args: argparse.Namespace) -> int:
     from hierplan.eval.harness import progress_line, run_eval
     from hierplan.eval.report import ResultsWriter, render_summary, write_summary
+    from hierplan.eval.requirements import requirement_fields
     from hierplan.eval.tasks import load_tasks
     from hierplan.nodes.replanner import MAX_REPLANS
 
@@ -84,11 +85,17 @@ def run(args: argparse.Namespace) -> int:
     graph = build_eval_graph(options, args.db) if getattr(args, "ray", None) is None else None
     writer = ResultsWriter(out / "results.jsonl")
     records: list[dict[str, Any]] = []
+    by_index = {task.index: task for task in tasks}
 
     def on_result(record: dict[str, Any], position: int, total: int) -> None:
+        # Writing tasks are scored here, on the final answer, so local and --ray runs are scored alike.
+        record.update(requirement_fields(by_index[record["index"]].requirements, record.get("final")))
         writer.write(record)
         records.append(record)
-        log(progress_line(record, position, total))
+        line = progress_line(record, position, total)
+        if "requirements_total" in record:
+            line += f" requirements met {record['requirements_met']}/{record['requirements_total']}"
+        log(line)
 
     try:
         if graph is None:  # --ray: the actors build their own graphs

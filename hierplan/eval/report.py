@@ -63,6 +63,10 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     correct = sum(1 for r in checked if r["correct"])
     with_python = sum(1 for r in records if r.get("has_python_step"))
     checks = [r["answer_check"] for r in records if r.get("answer_check")]
+    writing = [r for r in records if r.get("requirements_total")]
+    met = sum(r["requirements_met"] for r in writing)
+    required = sum(r["requirements_total"] for r in writing)
+    writing_python = sum(1 for r in writing if r.get("has_python_step"))
     return {
         "tasks": n,
         "errors": sum(1 for r in records if r.get("error")),
@@ -82,6 +86,15 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "python_ok_constrained": constrained,
         "python_ok_first_try_pct": _pct(first, python_run),
         "python_ok_pct": _pct(ok, python_run),
+        # Writing tasks (records with requirements): the share of requirements met, and of tasks with a
+        # Python step (a writing task should not need one).
+        "requirement_tasks": len(writing),
+        "requirements_met": met,
+        "requirements_total": required,
+        "requirements_met_pct": _pct(met, required),
+        "requirement_tasks_all_met": sum(1 for r in writing if r["requirements_met"] == r["requirements_total"]),
+        "requirement_tasks_with_python": writing_python,
+        "requirement_tasks_with_python_pct": _pct(writing_python, len(writing)),
         "answer_checks": len(checks),
         "answer_check_contradictions": sum(1 for c in checks if not c.get("ok")),
         "model_calls": sum(r.get("model_calls") or 0 for r in records),
@@ -126,6 +139,13 @@ def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) 
         ("seconds total (per task)", f"{s['seconds']} ({_fmt(s['seconds_per_task'])})"),
         ("seconds per node", nodes),
     ]
+    if s.get("requirement_tasks"):
+        rows[2:2] = [
+            ("requirements met (writing tasks)", f"{_fmt(s['requirements_met_pct'], '%')} ({s['requirements_met']}/"
+             f"{s['requirements_total']}; all met in {s['requirement_tasks_all_met']}/{s['requirement_tasks']} tasks)"),
+            ("writing tasks with a Python step", f"{_fmt(s['requirement_tasks_with_python_pct'], '%')} "
+             f"({s['requirement_tasks_with_python']}/{s['requirement_tasks']})"),
+        ]
     lines = ["# Evaluation summary", ""]
     for key, value in (meta or {}).items():
         lines.append(f"- {key}: {value}")
