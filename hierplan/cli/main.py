@@ -9,7 +9,7 @@ from hierplan import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hierplan.cli import eval_cmd, history_cmd, inspect_cmd, run_cmd, sandbox_cmd, serve_cmd
+    from hierplan.cli import eval_cmd, history_cmd, inspect_cmd, models_cmd, run_cmd, sandbox_cmd, serve_cmd, ui_cmd
     from hierplan.cli.options import add_common_options
 
     common = argparse.ArgumentParser(add_help=False)
@@ -24,8 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.add_parser(sub, common)
     inspect_cmd.add_parsers(sub, common)
     history_cmd.add_parsers(sub, common)
+    models_cmd.add_parser(sub)
     eval_cmd.add_parser(sub)  # its own --db: where tasks keep checkpoints, in memory by default
     add_common_options(sandbox_cmd.add_parser(sub))
+    ui_cmd.add_parser(sub, common)
     return parser
 
 

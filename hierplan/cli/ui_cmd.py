@@ -1,0 +1,55 @@
+"""`hierplan ui`: the local web page (hierplan.ui) on 127.0.0.1, over the same run database as the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hierplan.errors import UsageError
+
+DEFAULT_PORT = 8765
+
+
+def add_parser(sub, parent: argparse.ArgumentParser) -> None:
+    from hierplan.cli.options import add_model_options
+
+    p = sub.add_parser("ui", parents=[parent], help="a local web page to start, watch, approve and inspect runs")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free one)")
+    p.add_argument("--host", help="listen on this address instead of 127.0.0.1 (needs --token)")
+    p.add_argument("--token", help="a secret every request must carry (required with --host)")
+    add_model_options(p)  # the one model the server loads, shared by every run it works on
+    p.set_defaults(func=cmd_ui)
+
+
+def check_listen(host: str | None, token: str | None) -> tuple[str, bool]:
+    """(address to bind, whether it is loopback-only). Off loopback a token is required."""
+    if token is not None and len(token) < 8:
+        raise UsageError("--token must be at least 8 characters")
+    if host is None:
+        return "127.0.0.1", True
+    if not token:
+        raise UsageError("--host serves the page beyond this machine: give --token SECRET too "
+                         "(every request must carry it)")
+    return host, False
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    from hierplan.cli.options import db_path, model_options
+
+    host, loopback = check_listen(args.host, args.token)
+    db = db_path(args)
+    if db == ":memory:":
+        raise UsageError("hierplan ui needs a run database that outlives a request: a file or a postgresql:// URL")
+    try:
+        from hierplan.ui.server import serve
+    except ImportError as exc:  # starlette/uvicorn/jinja2 come with the server extra
+        raise UsageError(f"hierplan ui needs {exc.name}: pip install 'hierplan[server]'") from exc
+    options = model_options(args)
+
+    def ready(url: str) -> None:
+        shown = f"{url}/?token=…" if args.token else url  # the token stays off the terminal's scrollback
+        print(f"hierplan ui: {shown} (Ctrl-C stops; runs still working are left interrupted, resumable)",
+              file=sys.stderr, flush=True)
+
+    serve(db, options, host=host, port=args.port, token=args.token, loopback=loopback, on_ready=ready)
+    return 0

@@ -1,0 +1,251 @@
+"""The page's routes (Starlette): runs list and form, a run, its picture, its live events, and the actions.
+
+Every action is the CLI's: start = `hierplan run --json`, approve/reject/edit = `hierplan resume --approve |
+--reject | --edit` (the edited plan validated first, nothing saved until it is valid), resume = `hierplan
+resume`, fork = `hierplan fork --at`. Reads and writes of the database run in the thread pool, never on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from hierplan.errors import HierplanError, RunNotFoundError, UsageError
+from hierplan.store import check_run_id, display_name
+from hierplan.ui import views
+from hierplan.ui.guard import Guard, Scrubber
+from hierplan.ui.runner import Runner
+
+HERE = Path(__file__).parent
+KEEPALIVE_S = 15.0
+MAX_FORM_BYTES = 512 * 1024  # a task is at most 20,000 characters, a plan far less
+ACTIONS = ("approve", "reject", "edit", "resume")
+log = logging.getLogger("hierplan.ui")
+
+
+def _templates(scrub: Scrubber):
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                             finalize=scrub)  # every {{ }} passes the scrubber, then is escaped
+    env.filters["json"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False)
+    env.filters["secs"] = lambda v: f"{v:.1f}" if v is not None else ""
+    return env
+
+
+class Page:
+    def __init__(self, runner: Runner, scrub: Scrubber):
+        self.runner, self.db, self.scrub = runner, runner.db, scrub
+        self.env = _templates(scrub)
+
+    def html(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        context.setdefault("db", display_name(self.db))
+        return HTMLResponse(self.env.get_template(name).render(**context), status_code=status)
+
+    def failure(self, exc: Exception) -> HTMLResponse:
+        """A user error as one line (scrubbed by the template); anything else without its details."""
+        if isinstance(exc, HierplanError):
+            return self.html("error.html", 404 if isinstance(exc, RunNotFoundError) else
+                             (400 if isinstance(exc, UsageError) else 500), message=" ".join(str(exc).split()))
+        log.exception("page error")
+        return self.html("error.html", 500, message=f"internal error ({type(exc).__name__}); see the server's log")
+
+    # --- pages --------------------------------------------------------------------------------------------
+    async def runs(self, request: Request, error: str | None = None, form: dict | None = None, status: int = 200):
+        try:
+            rows = await run_in_threadpool(views.run_rows, self.db)
+        except Exception as exc:  # noqa: BLE001
+            return self.failure(exc)
+        return self.html("runs.html", status, rows=rows, error=error, form=form or {},
+                         model=self.runner.model_options.get("model") or "the default model")
+
+    async def run(self, request: Request, error: str | None = None, plan_text: str | None = None,
+                  status: int = 200):
+        try:
+            view = await run_in_threadpool(views.run_view, self.db, request.path_params["run_id"], self.runner.hub)
+        except Exception as exc:  # noqa: BLE001
+            return self.failure(exc)
+        return self.html("run.html", status, v=view, error=error, plan_text=plan_text)
+
+    async def body(self, request: Request):
+        """The run's changing part, re-read from the database after each live event."""
+        try:
+            view = await run_in_threadpool(views.run_view, self.db, request.path_params["run_id"], self.runner.hub)
+        except Exception as exc:  # noqa: BLE001
+            return self.failure(exc)
+        return self.html("run_body.html", v=view, error=None, plan_text=None)
+
+    async def picture(self, request: Request):
+        try:
+            svg = await run_in_threadpool(views.picture_svg, self.db, request.path_params["run_id"])
+        except Exception as exc:  # noqa: BLE001
+            return self.failure(exc)
+        # shown through <img>, where an SVG runs no script; its own CSP covers opening it directly
+        return Response(self.scrub(svg.decode("utf-8")), media_type="image/svg+xml",
+                        headers={"content-security-policy": "default-src 'none'; style-src 'unsafe-inline'"})
+
+    async def events(self, request: Request):
+        """Server-sent events of a run this server works on; ends with the run (or at once: `idle`)."""
+        try:
+            run_id = check_run_id(request.path_params["run_id"])
+        except UsageError as exc:
+            return self.failure(exc)
+        hub = self.runner.hub
+        queue = hub.subscribe(run_id)
+
+        async def stream():
+            try:
+                yield "retry: 3000\n\n"
+                if not hub.active(run_id):
+                    yield "event: idle\ndata: {}\n\n"
+                    return
+                while True:
+                    try:
+                        event = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                    except asyncio.TimeoutError:
+                        yield ": keepalive\n\n"
+                        continue
+                    if event["event"] == "stream_end":
+                        yield "event: idle\ndata: {}\n\n"
+                        return
+                    data = self.scrub(json.dumps(event, ensure_ascii=False, default=str))
+                    yield f"data: {data}\n\n"
+            finally:
+                hub.unsubscribe(run_id, queue)
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
+
+    # --- actions ------------------------------------------------------------------------------------------
+    async def start(self, request: Request):
+        form: dict[str, str] = {}
+        try:
+            form = await form_of(request)
+            options = run_options(form)
+            run_id = await run_in_threadpool(self.runner.start, form.get("task") or "", options)
+        except UsageError as exc:
+            return await self.runs(request, error=str(exc), form=form, status=400)
+        except Exception as exc:  # noqa: BLE001
+            return self.failure(exc)
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    async def decide(self, request: Request):
+        run_id = request.path_params["run_id"]
+        action = request.path_params["action"]
+        if action not in ACTIONS:
+            return self.html("error.html", 404, message=f"no such action {action!r}")
+        try:
+            form = await form_of(request)
+        except UsageError as exc:
+            return self.failure(exc)
+        decision: Any = action
+        if action == "edit":
+            from pydantic import ValidationError
+
+            from hierplan.schema import Plan, short_error
+
+            text = str(form.get("plan") or "")
+            try:
+                decision = {"action": "edit", "plan": Plan.model_validate_json(text).model_dump(mode="json")}
+            except ValidationError as exc:  # shown next to the plan, which stays as typed; nothing is saved
+                return await self.run(request, error=f"the edited plan is invalid: {short_error(exc)}",
+                                      plan_text=text, status=400)
+        elif action == "resume":
+            decision = None
+        return await self._act(request, self.runner.resume, run_id, decision)
+
+    async def fork(self, request: Request):
+        try:
+            form = await form_of(request)
+        except UsageError as exc:
+            return self.failure(exc)
+        return await self._act(request, self.runner.fork, request.path_params["run_id"],
+                               str(form.get("checkpoint") or ""))
+
+    async def _act(self, request: Request, action, *args):
+        try:
+            run_id = await run_in_threadpool(action, *args)
+        except UsageError as exc:
+            if isinstance(exc, RunNotFoundError):
+                return self.failure(exc)
+            return await self.run(request, error=str(exc), status=400)
+        except Exception as exc:  # noqa: BLE001
+            return self.failure(exc)
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+
+async def form_of(request: Request) -> dict[str, str]:
+    """The page's forms are URL-encoded (no files), parsed here: python-multipart is not needed for that."""
+    from urllib.parse import parse_qsl
+
+    body = await request.body()
+    if not body:
+        return {}  # a bare button (approve, reject, resume)
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        raise UsageError("send the page's form (application/x-www-form-urlencoded)")
+    if len(body) > MAX_FORM_BYTES:
+        raise UsageError(f"the form is {len(body):,} bytes; the limit is {MAX_FORM_BYTES:,}")
+    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+
+
+def run_options(form: dict[str, Any]) -> dict[str, Any]:
+    """The form's run options, checked as the CLI checks its flags (one-line UsageErrors)."""
+    def number(name: str, kind, low=None):
+        raw = str(form.get(name) or "").strip()
+        if not raw:
+            return None
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise UsageError(f"{name.replace('_', ' ')} must be a {kind.__name__ == 'int' and 'whole ' or ''}number, "
+                             f"got {raw!r}") from None
+        if low is not None and value < low:
+            raise UsageError(f"{name.replace('_', ' ')} must be {low} or more, got {raw}")
+        return value
+
+    options: dict[str, Any] = {"approve": form.get("approve") == "on",
+                               "sequential": form.get("sequential") == "on",
+                               "no_constrain": form.get("no_constrain") == "on"}
+    for name, kind, low in (("temperature", float, 0), ("seed", int, None), ("max_replans", int, 0)):
+        value = number(name, kind, low)
+        if value is not None:
+            options[name] = value
+    return options
+
+
+def create_app(db: str, model_options: dict[str, Any] | None = None, *, token: str | None = None,
+               loopback: bool = True, runner: Runner | None = None):
+    """The page as an ASGI app. ``runner`` (tests) or one made here on ``db`` with ``model_options``."""
+    from contextlib import asynccontextmanager
+
+    runner = runner or Runner(db, model_options or {})
+    page = Page(runner, Scrubber(db))
+
+    @asynccontextmanager
+    async def lifespan(app):
+        yield
+        runner.stop()  # runs still working here are interrupted, resumable later
+
+    routes = [
+        Route("/", page.runs),
+        Route("/runs", page.start, methods=["POST"]),
+        Route("/runs/{run_id}", page.run),
+        Route("/runs/{run_id}/body", page.body),
+        Route("/runs/{run_id}/picture.svg", page.picture),
+        Route("/runs/{run_id}/events", page.events),
+        Route("/runs/{run_id}/fork", page.fork, methods=["POST"]),
+        Route("/runs/{run_id}/{action:str}", page.decide, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.runner = runner
+    return Guard(app, token=token, loopback=loopback)

@@ -1,0 +1,104 @@
+// hierplan ui: live updates of a run page (server-sent events) and of the runs list. No inline script
+// anywhere (the CSP forbids it); model text only ever enters the page as textContent or server-escaped HTML.
+"use strict";
+
+(function () {
+  const REFRESH = new Set(["plan", "step_finished", "replan", "final", "approval_needed", "steps_started",
+                           "run_started", "run_finished"]);
+  const POLL_MS = 2000;
+
+  function runPage(body) {
+    const runId = body.dataset.run;
+    const base = "/runs/" + encodeURIComponent(runId);
+    let busy = false, again = false, timer = null, polling = null;
+
+    function status() {
+      const run = body.querySelector(".run");
+      return run ? run.dataset.status : body.dataset.status;
+    }
+
+    async function refresh() {
+      if (busy) { again = true; return; }
+      busy = true;
+      try {
+        const editing = document.activeElement && document.activeElement.id === "plan-json";
+        const response = await fetch(base + "/body", { credentials: "same-origin", cache: "no-store" });
+        if (response.ok && !editing) {  // never replace a plan someone is typing
+          body.innerHTML = await response.text();
+          body.dataset.status = status();
+        }
+      } catch (e) { /* the server may be restarting: the next event or poll tries again */ }
+      finally {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      }
+    }
+
+    function soon() {
+      if (timer) return;
+      timer = setTimeout(() => { timer = null; refresh(); }, 120);
+    }
+
+    function appendToken(text) {
+      let pre = document.getElementById("live-final");
+      if (!pre) return;
+      pre.textContent += text;
+      const none = document.getElementById("no-final");
+      if (none) none.remove();
+    }
+
+    function setLiveStatus(text) {
+      const el = document.getElementById("live-status");
+      if (el) el.textContent = text;
+    }
+
+    function pollWhileRunning() {
+      // a run worked on by another process (the CLI) sends no events here: re-read it while it runs
+      if (polling) return;
+      polling = setInterval(async () => {
+        await refresh();
+        if (status() !== "running") { clearInterval(polling); polling = null; }
+      }, POLL_MS);
+    }
+
+    function listen() {
+      const source = new EventSource(base + "/events");
+      source.onmessage = (message) => {
+        const event = JSON.parse(message.data);
+        if (event.event === "final_token") appendToken(event.text);
+        else if (event.event === "status") setLiveStatus(event.text);
+        else if (event.event === "node_started" && event.node === "aggregator") setLiveStatus("writing the final answer");
+        if (REFRESH.has(event.event)) soon();
+      };
+      source.addEventListener("idle", async () => {
+        source.close();
+        await refresh();
+        if (status() === "running") pollWhileRunning();
+      });
+    }
+
+    listen();
+    document.addEventListener("submit", () => { if (polling) clearInterval(polling); });
+  }
+
+  function runsPage(list) {
+    // while a run works, keep its row (status, steps, tokens) current without touching the form
+    setInterval(async () => {
+      if (!list.querySelector('tr[data-status="running"]')) return;
+      try {
+        const response = await fetch("/", { credentials: "same-origin", cache: "no-store" });
+        if (!response.ok) return;
+        const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+        const fresh = doc.getElementById("runs");
+        if (fresh) list.replaceChildren(...fresh.childNodes);
+      } catch (e) { /* try again at the next tick */ }
+    }, POLL_MS);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const body = document.getElementById("run-body");
+    if (body) runPage(body);
+    const list = document.getElementById("runs");
+    if (list) runsPage(list);
+  });
+})();

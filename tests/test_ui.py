@@ -1,0 +1,319 @@
+"""The web page over HTTP (Starlette's test client): every route, on scripted fake models."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web page needs the server extra (starlette)")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from fakes import plan_json  # noqa: E402
+from hierplan.cli.history_cmd import history  # noqa: E402
+from hierplan.nodes.approval import REJECTED_FINAL  # noqa: E402
+from hierplan.store import RunStore, open_checkpointer  # noqa: E402
+from hierplan.ui.app import create_app  # noqa: E402
+from hierplan.ui.runner import STOPPED_ERROR, Runner  # noqa: E402
+from helpers import cli, one_line_error, saved_values  # noqa: E402
+from ui_support import Gate, LiveServer, fake_models, status_of, wait_status  # noqa: E402
+
+ORIGIN = "http://127.0.0.1:8765"
+
+
+class Page:
+    def __init__(self, db: str, runner: Runner, **app_kwargs):
+        self.db, self.runner = db, runner
+        self.client = TestClient(create_app(db, runner=runner, **app_kwargs), base_url=ORIGIN,
+                                 headers={"origin": ORIGIN})
+
+    def post(self, path: str, data: dict | None = None, **kwargs):
+        return self.client.post(path, data=data, follow_redirects=False, **kwargs)
+
+    def start(self, task: str = "What is 6 * 7?", **form) -> str:
+        r = self.post("/runs", {"task": task, **form})
+        assert r.status_code == 303, r.text
+        return r.headers["location"].rsplit("/", 1)[1]
+
+    def wait(self, run_id: str, *statuses: str) -> str:
+        return wait_status(self.db, run_id, *statuses, runner=self.runner)
+
+
+@pytest.fixture
+def page(tmp_path, monkeypatch):
+    fakes = fake_models(monkeypatch)
+    db = str(tmp_path / "ui.sqlite")
+    p = Page(db, Runner(db, {}))
+    p.fakes = fakes
+    return p
+
+
+def test_a_run_started_from_the_form_runs_to_its_answer(page):
+    run_id = page.start(sequential="on", seed="7")
+    assert page.wait(run_id, "done", "failed") == "done"
+    html = page.client.get(f"/runs/{run_id}").text
+    assert html.count('class="card done"') == 3 and "The final answer is 42." in html
+    assert "Answer the question" in html and 'src="/runs/%s/picture.svg' % run_id in html
+    options = RunStore.open(page.db).get(run_id).options
+    assert options["sequential"] is True and options["seed"] == 7 and options["approve"] is False
+    svg = page.client.get(f"/runs/{run_id}/picture.svg")
+    assert svg.headers["content-type"].startswith("image/svg+xml") and "<svg" in svg.text and "done" in svg.text
+
+
+def test_the_runs_page_lists_runs_newest_first_with_steps_tokens_seconds(page):
+    first = page.start("first task")
+    page.wait(first, "done")
+    second = page.start("second task", approve="on")
+    page.wait(second, "waiting")
+    html = page.client.get("/").text
+    assert html.index(second) < html.index(first)
+    rows = re.findall(r'<tr data-status="(\w+)" data-run="(\w+)">', html)
+    assert rows == [("waiting", second), ("done", first)]
+    assert "3/3" in html and "0/3" in html and 'id="new-run"' in html
+
+
+def test_a_plan_waiting_for_approval_is_approved_from_the_page(page):
+    run_id = page.start(approve="on")
+    assert page.wait(run_id, "waiting") == "waiting"
+    html = page.client.get(f"/runs/{run_id}").text
+    assert 'id="approve-plan"' in html and 'id="plan-json"' in html and page.fakes.model.count("llm_step") == 0
+    r = page.post(f"/runs/{run_id}/approve")
+    assert r.status_code == 303 and r.headers["location"] == f"/runs/{run_id}"
+    assert page.wait(run_id, "done") == "done"
+    values = saved_values(page.db, run_id)
+    assert values["approval"] == "approved" and len(values["results"]) == 3
+    assert page.fakes.model.count("planner") == 1
+
+
+def test_a_rejected_plan_runs_no_step(page):
+    run_id = page.start(approve="on")
+    page.wait(run_id, "waiting")
+    page.post(f"/runs/{run_id}/reject")
+    page.wait(run_id, "done")
+    assert saved_values(page.db, run_id)["final"] == REJECTED_FINAL and page.fakes.model.count("llm_step") == 0
+
+
+def test_an_invalid_edited_plan_is_shown_inline_and_nothing_is_saved(page):
+    run_id = page.start(approve="on")
+    page.wait(run_id, "waiting")
+    before = len(history(open_checkpointer(page.db), run_id))
+    r = page.post(f"/runs/{run_id}/edit", {"plan": '{"goal": "only a goal"}'})
+    assert r.status_code == 400
+    assert "the edited plan is invalid" in r.text and "{&#34;goal&#34;: &#34;only a goal&#34;}" in r.text
+    assert status_of(page.db, run_id) == "waiting" and len(history(open_checkpointer(page.db), run_id)) == before
+    edited = json.loads(plan_json(["llm", "none", "llm"], goal="Edited goal"))
+    page.post(f"/runs/{run_id}/edit", {"plan": json.dumps(edited)})
+    page.wait(run_id, "done")
+    values = saved_values(page.db, run_id)
+    assert values["plan"]["goal"] == "Edited goal" and values["plan_source"] == "edited"
+    assert [r["tool"] for r in values["results"]] == ["llm", "none", "llm"]
+
+
+def test_a_decision_on_a_run_that_does_not_wait_is_refused(page):
+    run_id = page.start()
+    page.wait(run_id, "done")
+    r = page.post(f"/runs/{run_id}/approve")
+    assert r.status_code == 400 and "is not waiting for approval" in r.text
+    assert page.post(f"/runs/{run_id}/explode").status_code == 404
+
+
+def test_a_failed_run_shows_its_error_and_resumes_from_the_page(page):
+    page.fakes.model.script["llm_step"] = [RuntimeError("the model fell over")]
+    run_id = page.start(sequential="on")
+    assert page.wait(run_id, "failed") == "failed"
+    html = page.client.get(f"/runs/{run_id}").text
+    assert "the model fell over" in html and 'id="resume-run"' in html
+    assert page.post(f"/runs/{run_id}/resume").status_code == 303
+    assert page.wait(run_id, "done") == "done"
+    assert len(saved_values(page.db, run_id)["results"]) == 3
+    assert len(page.fakes.loads) == 1  # one model for the server, loaded once
+
+
+def test_fork_starts_a_new_run_from_a_checkpoint(page):
+    run_id = page.start(sequential="on")
+    page.wait(run_id, "done")
+    rows = history(open_checkpointer(page.db), run_id)
+    at = next(r for r in rows if r["plan"] and r["results"] == 1)
+    html = page.client.get(f"/runs/{run_id}").text
+    assert at["checkpoint"] in html  # offered in the history table
+    r = page.post(f"/runs/{run_id}/fork", {"checkpoint": at["checkpoint"]})
+    new_id = r.headers["location"].rsplit("/", 1)[1]
+    assert new_id != run_id and page.wait(new_id, "done") == "done"
+    assert RunStore.open(page.db).get(new_id).options["forked_from"] == run_id
+    assert page.fakes.model.count("planner") == 1  # the fork ran from the copied plan
+    bad = page.post(f"/runs/{run_id}/fork", {"checkpoint": "nope"})
+    assert bad.status_code == 400 and "has no checkpoint" in bad.text
+
+
+def test_form_errors_are_one_line_and_keep_what_was_typed(page):
+    r = page.post("/runs", {"task": "   "})
+    assert r.status_code == 400 and "the task is empty" in r.text
+    r = page.post("/runs", {"task": "keep me", "temperature": "hot"})
+    assert r.status_code == 400 and "temperature must be a number" in r.text and "keep me" in r.text
+    r = page.post("/runs", {"task": "x", "max_replans": "-1"})
+    assert r.status_code == 400 and "max replans must be 0 or more" in r.text
+    assert RunStore.open(page.db).list() == []
+
+
+def test_unknown_and_malformed_run_ids(page):
+    r = page.client.get("/runs/nosuchrun")
+    assert r.status_code == 404 and "no run &#39;nosuchrun&#39;" in r.text and "Traceback" not in r.text
+    assert page.client.get("/runs/bad%20id").status_code == 400
+    assert page.client.get("/runs/nosuchrun/picture.svg").status_code == 404
+
+
+def test_model_and_user_text_is_shown_as_text(page):
+    page.fakes.model.default["aggregator"] = "<img src=x onerror=alert(2)> done"
+    page.fakes.model.default["llm_step"] = "<script>alert(3)</script>"
+    run_id = page.start("<script>alert(1)</script> & more")
+    page.wait(run_id, "done")
+    for path in (f"/runs/{run_id}", f"/runs/{run_id}/body", "/"):
+        r = page.client.get(path)
+        assert "<script>alert" not in r.text and "<img src=x" not in r.text
+        assert "script-src 'self'" in r.headers["content-security-policy"]
+    html = page.client.get(f"/runs/{run_id}").text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in html and "&lt;img src=x onerror=alert(2)&gt;" in html
+    assert "<script>" not in page.client.get(f"/runs/{run_id}/picture.svg").text
+
+
+def test_no_secret_reaches_a_page(page, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-VERYSECRET123")
+    page = Page(page.db, page.runner)  # the scrubber reads the key when the app is made
+    page.runner.hub  # same runner
+    import hierplan.models
+
+    monkeypatch.setattr(hierplan.models, "load_chat_model", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("401 for key sk-test-VERYSECRET123")), raising=False)
+    page.runner._model = None
+    run_id = page.start()
+    assert page.wait(run_id, "failed") == "failed"
+    html = page.client.get(f"/runs/{run_id}").text + page.client.get("/").text
+    assert "VERYSECRET" not in html and "401 for key ***" in html
+
+
+def test_events_stream_a_run_live_and_end_with_it(page):
+    gate = Gate(plan_json(["llm", "none", "llm"], goal="Live goal"))
+    page.fakes.model.script["planner"] = [gate]
+    run_id = page.start()
+    assert gate.entered.wait(10)
+    events = []
+    with page.client.stream("GET", f"/runs/{run_id}/events") as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        gate.opened.set()
+        for line in r.iter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+            if line.startswith("event: idle"):
+                break
+    kinds = [e["event"] for e in events]
+    for kind in ("plan", "steps_started", "step_finished", "final_token", "final", "run_finished"):
+        assert kind in kinds, kinds
+    assert "".join(e["text"] for e in events if e["event"] == "final_token") == "The final answer is 42."
+    assert events[kinds.index("run_finished")]["status"] == "done"
+    # a run this server does not work on: the stream says so at once
+    with page.client.stream("GET", f"/runs/{run_id}/events") as r:
+        assert "event: idle" in r.read().decode()
+
+
+def test_several_runs_at_once_share_the_one_model(page):
+    gate = Gate(plan_json(["llm", "none", "llm"], goal="Held"))
+    page.fakes.model.script["planner"] = [gate]
+    held = page.start("held run")
+    assert gate.entered.wait(10)
+    others = [page.start(f"task {i}") for i in range(2)]
+    for run_id in others:
+        assert page.wait(run_id, "done") == "done"
+    assert status_of(page.db, held) == "running"
+    gate.opened.set()
+    assert page.wait(held, "done") == "done" and len(page.fakes.loads) == 1
+
+
+def test_a_stopping_server_leaves_its_runs_interrupted_and_resumable(page):
+    gate = Gate(plan_json(["llm", "none", "llm"]))
+    page.fakes.model.script["planner"] = [gate]
+    with LiveServer(page.db) as server:
+        run_id = server.runner.start("held", {})
+        assert gate.entered.wait(10)
+    assert status_of(page.db, run_id) == "interrupted"
+    assert RunStore.open(page.db).get(run_id).error == STOPPED_ERROR
+    gate.opened.set()
+    wait_status(page.db, run_id, "interrupted", "done", runner=server.runner)
+    code, out, err = cli("resume", run_id, "--db", page.db)  # the CLI continues it
+    assert code == 0 and status_of(page.db, run_id) == "done", err
+
+
+# --- safe by default -----------------------------------------------------------------------------------
+
+def test_posts_from_another_origin_are_refused(page):
+    for headers in ({"origin": "http://evil.example"}, {"origin": ""}, {"referer": "http://evil.example/x"}):
+        client = TestClient(create_app(page.db, runner=page.runner), base_url=ORIGIN, headers=headers)
+        r = client.post("/runs", data={"task": "x"}, follow_redirects=False)
+        assert r.status_code == 403, headers
+    same = TestClient(create_app(page.db, runner=page.runner), base_url=ORIGIN, headers={"referer": ORIGIN + "/"})
+    assert same.post("/runs", data={"task": "x"}, follow_redirects=False).status_code == 303
+    assert RunStore.open(page.db).list()[0].task == "x" and len(RunStore.open(page.db).list()) == 1
+
+
+def test_loopback_page_refuses_foreign_host_names(page):
+    client = TestClient(create_app(page.db, runner=page.runner), base_url="http://rebound.example:8765")
+    assert client.get("/").status_code == 403
+    assert TestClient(create_app(page.db, runner=page.runner), base_url="http://localhost:8765").get("/").status_code == 200
+
+
+def test_a_token_is_required_on_every_request(page):
+    app = create_app(page.db, runner=page.runner, token="s3cret-token", loopback=False)
+    client = TestClient(app, base_url="http://10.0.0.5:8765", headers={"origin": "http://10.0.0.5:8765"})
+    for path in ("/", "/static/ui.css", "/runs/x", "/runs/x/events"):
+        assert client.get(path).status_code == 401, path
+    assert client.get("/?token=wrong").status_code == 401
+    assert client.post("/runs", data={"task": "x"}).status_code == 401
+    r = client.get("/runs/abc?token=s3cret-token", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/runs/abc" and "httponly" in r.headers["set-cookie"].lower()
+    assert client.get("/").status_code == 200  # the cookie now
+    bearer = TestClient(app, base_url="http://10.0.0.5:8765", headers={"authorization": "Bearer s3cret-token"})
+    assert bearer.get("/").status_code == 200 and "s3cret-token" not in bearer.get("/").text
+
+
+def test_static_assets_ship_in_the_package(page):
+    for name, kind in (("ui.css", "text/css"), ("ui.js", "javascript")):
+        r = page.client.get(f"/static/{name}")
+        assert r.status_code == 200 and kind in r.headers["content-type"]
+    html = page.client.get("/").text
+    assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing from another host
+
+
+# --- the command ----------------------------------------------------------------------------------------
+
+def test_ui_command_refuses_unsafe_or_unusable_settings():
+    code, _, err = cli("ui", "--host", "0.0.0.0")
+    assert code == 2
+    one_line_error(err, "--token")
+    code, _, err = cli("ui", "--host", "0.0.0.0", "--token", "short")
+    one_line_error(err, "at least 8")
+    code, _, err = cli("ui", "--db", ":memory:")
+    one_line_error(err, "outlives")
+
+
+def test_ui_command_reports_a_taken_port(tmp_path):
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        code, _, err = cli("ui", "--db", str(tmp_path / "u.sqlite"), "--port", str(taken.getsockname()[1]))
+    finally:
+        taken.close()
+    assert code == 2
+    one_line_error(err, "cannot listen", "--port")
+
+
+def test_help_imports_no_web_stack():
+    code = ("import sys; from hierplan.cli.main import build_parser; build_parser(); "
+            "print(sorted(m for m in ('starlette', 'uvicorn', 'jinja2', 'torch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
