@@ -8,10 +8,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from fakes import ScriptedChatModel, plan_json
 from hierplan.store import RunStore
 
 HOST = "127.0.0.1"
+ORIGIN = "http://127.0.0.1:8765"  # what the HTTP tests call the page
 WAIT_S = 20.0
 
 
@@ -92,3 +95,38 @@ class LiveServer:
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(WAIT_S)
+
+
+class Page:
+    """The page's app in Starlette's test client, its POSTs from the page's own origin."""
+
+    def __init__(self, db: str, runner, **app_kwargs):
+        from starlette.testclient import TestClient
+
+        from hierplan.ui.app import create_app
+
+        self.db, self.runner = db, runner
+        self.client = TestClient(create_app(db, runner=runner, **app_kwargs), base_url=ORIGIN,
+                                 headers={"origin": ORIGIN})
+
+    def post(self, path: str, data: dict | None = None, **kwargs):
+        return self.client.post(path, data=data, follow_redirects=False, **kwargs)
+
+    def start(self, task: str = "What is 6 * 7?", **form) -> str:
+        r = self.post("/runs", {"task": task, **form})
+        assert r.status_code == 303, r.text
+        return r.headers["location"].rsplit("/", 1)[1]
+
+    def wait(self, run_id: str, *statuses: str) -> str:
+        return wait_status(self.db, run_id, *statuses, runner=self.runner)
+
+
+@pytest.fixture
+def page(tmp_path, monkeypatch):
+    fakes = fake_models(monkeypatch)
+    db = str(tmp_path / "ui.sqlite")
+    from hierplan.ui.runner import Runner
+
+    p = Page(db, Runner(db, {}))
+    p.fakes = fakes
+    return p

@@ -1,0 +1,94 @@
+"""The web page end to end in headless Chromium: start a run from the form, watch its steps turn done,
+approve a waiting plan, see the final answer; text holding <script> runs no script."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web page needs the server extra (starlette)")
+
+from ui_browser import start_chromium, stop_chromium  # noqa: E402
+from ui_support import WAIT_S, Gate, LiveServer, fake_models, status_of  # noqa: E402
+
+pytestmark = pytest.mark.slow
+# Set to a folder (docs/) to save the screenshots docs/ui.md shows.
+SHOTS = os.environ.get("HIERPLAN_UI_SCREENSHOTS")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver, profile = start_chromium()
+    yield driver
+    stop_chromium(driver, profile)
+
+
+def wait_for(browser, css: str, timeout: float = WAIT_S):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, timeout).until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def shot(browser, name: str) -> None:
+    if SHOTS:
+        browser.save_screenshot(os.path.join(SHOTS, name))
+
+
+def test_start_watch_approve_and_read_the_answer(browser, tmp_path, monkeypatch):
+    from selenium.webdriver.common.by import By
+
+    held = Gate("Step one's answer: 6 * 7 = 42.")
+    fakes = fake_models(monkeypatch, script={"llm_step": [held]},
+                        default={"aggregator": "6 * 7 = 42. The answer is 42."})
+    db = str(tmp_path / "ui.sqlite")
+    with LiveServer(db) as server:
+        browser.get(server.url + "/")
+        browser.find_element(By.ID, "task").send_keys("What is 6 * 7? Explain briefly.")
+        browser.find_element(By.ID, "approve").click()
+        browser.find_element(By.ID, "start").click()
+        wait_for(browser, "#approve-plan")  # the page itself shows the waiting plan
+        assert browser.find_element(By.ID, "status").text == "waiting"
+        run_id = browser.find_element(By.CSS_SELECTOR, "#run-body").get_attribute("data-run")
+        shot(browser, "ui-approval.png")
+        browser.find_element(By.ID, "approve-plan").click()
+        wait_for(browser, '#step-1[data-status="running"]')  # live: no reload, the step works
+        assert status_of(db, run_id) == "running"
+        held.opened.set()
+        wait_for(browser, '.run[data-status="done"]')
+        cards = browser.find_elements(By.CSS_SELECTOR, "#steps .card")
+        assert [c.get_attribute("data-status") for c in cards] == ["done", "done", "done"]
+        assert browser.find_element(By.ID, "final").text == "6 * 7 = 42. The answer is 42."
+        picture = browser.find_element(By.ID, "picture")
+        assert browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", picture)
+        shot(browser, "ui-run.png")
+        browser.get(server.url + "/")  # the runs list shows it done
+        row = wait_for(browser, f'tr[data-run="{run_id}"]')
+        assert row.get_attribute("data-status") == "done" and "3/3" in row.text
+        assert len(fakes.loads) == 1
+
+
+def test_text_holding_script_runs_no_script(browser, tmp_path, monkeypatch):
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    evil = '<script>window.__pwned = 1; alert(1)</script><img src=x onerror="window.__pwned = 2">'
+    fake_models(monkeypatch, default={"llm_step": evil, "aggregator": "answer " + evil})
+    db = str(tmp_path / "ui.sqlite")
+    with LiveServer(db) as server:
+        browser.get(server.url + "/")
+        browser.find_element(By.ID, "task").send_keys("task " + evil)
+        browser.find_element(By.ID, "start").click()
+        wait_for(browser, '.run[data-status="done"]')
+        browser.refresh()
+        wait_for(browser, '.run[data-status="done"]')
+        assert browser.find_element(By.ID, "task-text").text == "task " + evil  # shown literally
+        assert browser.find_element(By.ID, "final").text == "answer " + evil
+        assert browser.execute_script("return window.__pwned === undefined")
+        with pytest.raises(NoAlertPresentException):
+            browser.switch_to.alert.text
+        browser.get(server.url + "/")
+        wait_for(browser, "#runs tr[data-run]")
+        assert browser.execute_script("return window.__pwned === undefined")
