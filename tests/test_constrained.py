@@ -104,65 +104,49 @@ def test_worst_case_bound_is_an_upper_bound():
 # ---------------------------------------------------------------- real model
 
 
-@pytest.fixture(scope="module")
-def embedded_chat():
-    """The embedded SmolLM2 as ChatHuggingFace over a text-generation pipeline, loaded once."""
-    from hierplan.models.loader import load_chat_model
-
-    return load_chat_model()
-
-
 @pytest.mark.real_model
-def test_the_grammar_compiles_on_the_torch_thread(embedded_chat, monkeypatch):
-    """Its torch kernels on another thread would give that thread an OpenMP team too (torch_thread.py)."""
-    import threading
+def test_the_processor_constrains_a_plain_generate_call(tmp_path):
+    """A plain transformers LogitsProcessor: ``model.generate(logits_processor=...)`` alone gives a valid plan."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
+    from test_transformers_engine import save_tiny_qwen2
 
     from hierplan.models import constrained
+    from hierplan.schema import DraftPlan
 
-    seen = []
-    real = constrained._compiled_for
+    folder = save_tiny_qwen2(tmp_path)
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+    budget = 400
+    processor = constrained.grammar_processor(model, tokenizer, DraftPlan, max_new_tokens=budget)
+    ids = tokenizer("Plan:", return_tensors="pt")["input_ids"]
+    torch.manual_seed(0)
+    with torch.inference_mode():
+        out = model.generate(ids, do_sample=True, temperature=1.0, top_k=0, max_new_tokens=budget,
+                             logits_processor=LogitsProcessorList([processor]))
+    new = out[0, ids.shape[1]:].tolist()
+    assert new[-1] == tokenizer.eos_token_id and len(new) <= budget
+    DraftPlan.model_validate_json(tokenizer.decode(new, skip_special_tokens=True))
 
-    def recording(*args):
-        seen.append(threading.current_thread().name)
-        return real(*args)
 
-    monkeypatch.setattr(constrained, "_compiled_for", recording)
-    out = embedded_chat.with_structured_output(Plan, include_raw=True).invoke(
-        planner_messages(TASKS[2]), max_tokens=300)
-    assert out["raw"].response_metadata["hierplan_structured"] == "grammar"
-    assert seen and seen[0].startswith("hierplan-torch")
+@pytest.fixture(scope="module")
+def embedded_chat():
+    """The embedded SmolLM2 GGUF through the transformers engine, loaded once."""
+    from hierplan.models.resolve import embedded_gguf, ModelSpec
+    from hierplan.models.transformers_engine import load_transformers_chat
+
+    path = embedded_gguf()
+    return load_transformers_chat(ModelSpec("gguf", str(path), path.name), device="cpu")
 
 
 @pytest.mark.real_model
 @pytest.mark.slow
 def test_constrained_plans_validate_through_pipeline(embedded_chat):
-    import torch
-
     structured = embedded_chat.with_structured_output(Plan, include_raw=True)
     for task in TASKS:
         out = structured.invoke(planner_messages(task), max_tokens=400, temperature=0.2, seed=0)
         assert out["parsing_error"] is None and out["raw"].response_metadata["hierplan_structured"] == "grammar"
         plan = Plan.model_validate_json(out["raw"].content)
         assert out["parsed"] == plan and [s.id for s in plan.steps] == list(range(1, len(plan.steps) + 1))
-
-
-@pytest.mark.real_model
-def test_structured_rows_batched_with_plain_rows_keep_their_grammar(embedded_chat):
-    """A grammar row and free-text rows decoding together: only the grammar row is constrained."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from langchain_core.messages import HumanMessage
-
-    structured = embedded_chat.with_structured_output(Plan, include_raw=True)
-    prefills = embedded_chat.batcher.prefills
-    with ThreadPoolExecutor(3) as pool:
-        plan = pool.submit(structured.invoke, planner_messages(TASKS[1]), max_tokens=300, temperature=0.2, seed=1)
-        texts = [pool.submit(embedded_chat.invoke, [HumanMessage("Name a fruit.")], max_tokens=300) for _ in range(2)]
-        out, replies = plan.result(), [t.result() for t in texts]
-    Plan.model_validate_json(out["raw"].content)
-    assert all("hierplan_structured" not in r.response_metadata for r in replies)
-    assert all(not r.content.lstrip().startswith('{"goal"') for r in replies)
-    assert embedded_chat.batcher.prefills - prefills <= 2  # the later arrivals shared one prefill
 
 
 @pytest.mark.real_model

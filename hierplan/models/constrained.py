@@ -2,8 +2,10 @@
 
 ``grammar_processor(model, tokenizer, Plan)`` returns a logits processor that makes a
 local transformers model emit only compact JSON that ``Plan.model_validate_json``
-accepts, then stop. The local chat model (local_chat.py) uses it for
-``with_structured_output``; nodes never see it.
+accepts, then stop: a plain transformers ``LogitsProcessor``, for
+``pipeline(..., logits_processor=LogitsProcessorList([processor]))`` or ``model.generate``.
+The transformers chat model (hf_chat.py) uses it for ``with_structured_output``; nodes
+never see it.
 
 The grammar is a regular expression built from the schema (``schema_regex``): every
 property is emitted in schema order, strings keep their length bounds, and an
@@ -17,7 +19,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from hierplan.models import torch_thread
 from hierplan.models.json_grammar import schema_regex, worst_case_json_bytes
 
 __all__ = ["available", "grammar_processor", "schema_regex", "worst_case_json_bytes"]
@@ -236,10 +237,9 @@ def grammar_processor(
 ) -> Any:
     """A transformers LogitsProcessor that constrains generation to ``schema_model`` JSON, then stops.
 
-    For one generate row (rows.py calls it with the row's slice); stateful, so one per call. ``max_new_tokens``
-    must be the budget the row generates with: the processor keeps enough tokens back to close the JSON before
-    it runs out (None disables that guard). Needs llguidance (``available()``).
+    Stateful (one llguidance matcher per row of the batch it first sees), so one per generate call.
+    ``max_new_tokens`` must be the budget the call generates with: the processor keeps enough tokens back to
+    close the JSON before it runs out (None disables that guard). Needs llguidance (``available()``).
+    The compiled grammar is cached per (tokenizer, schema), so only the first call per schema pays for it.
     """
-    # The compile runs torch kernels: on the torch thread, like generation (torch_thread.py says why).
-    comp = torch_thread.run(_compiled_for, model, tokenizer, schema_model)
-    return _make_processor(comp, max_new_tokens)
+    return _make_processor(_compiled_for(model, tokenizer, schema_model), max_new_tokens)
