@@ -32,6 +32,29 @@ def wait_for(browser, css: str, timeout: float = WAIT_S):
     return WebDriverWait(browser, timeout).until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
 
 
+def text_of(browser, element_id: str, timeout: float = WAIT_S) -> str:
+    """An element's text, read again if a live refresh replaced it meanwhile."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,
+                                                               NoSuchElementException)).until(
+        lambda b: b.find_element(By.ID, element_id).text)
+
+
+def click(browser, element_id: str, timeout: float = WAIT_S) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def press(b):
+        b.find_element(By.ID, element_id).click()
+        return True
+
+    WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(press)
+
+
 def shot(browser, name: str) -> None:
     if SHOTS:
         browser.save_screenshot(os.path.join(SHOTS, name))
@@ -50,19 +73,22 @@ def test_start_watch_approve_and_read_the_answer(browser, tmp_path, monkeypatch)
         browser.find_element(By.ID, "approve").click()
         browser.find_element(By.ID, "start").click()
         wait_for(browser, "#approve-plan")  # the page itself shows the waiting plan
-        assert browser.find_element(By.ID, "status").text == "waiting"
-        run_id = browser.find_element(By.CSS_SELECTOR, "#run-body").get_attribute("data-run")
+        assert text_of(browser, "status") == "waiting"
+        run_id = browser.find_element(By.ID, "run-body").get_attribute("data-run")  # never replaced
         shot(browser, "ui-approval.png")
-        browser.find_element(By.ID, "approve-plan").click()
+        click(browser, "approve-plan")
         wait_for(browser, '#step-1[data-status="running"]')  # live: no reload, the step works
         assert status_of(db, run_id) == "running"
         held.opened.set()
         wait_for(browser, '.run[data-status="done"]')
-        cards = browser.find_elements(By.CSS_SELECTOR, "#steps .card")
-        assert [c.get_attribute("data-status") for c in cards] == ["done", "done", "done"]
-        assert browser.find_element(By.ID, "final").text == "6 * 7 = 42. The answer is 42."
-        picture = browser.find_element(By.ID, "picture")
-        assert browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", picture)
+        statuses = browser.execute_script(  # in one go: a live refresh may replace the cards between reads
+            "return Array.from(document.querySelectorAll('#steps .card'), c => c.dataset.status)")
+        assert statuses == ["done", "done", "done"]
+        assert text_of(browser, "final") == "6 * 7 = 42. The answer is 42."
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(browser, WAIT_S).until(lambda b: b.execute_script(  # the run picture, drawn
+            "const p = document.getElementById('picture'); return p && p.complete && p.naturalWidth > 0"))
         shot(browser, "ui-run.png")
         browser.get(server.url + "/")  # the runs list shows it done
         row = wait_for(browser, f'tr[data-run="{run_id}"]')
@@ -84,8 +110,8 @@ def test_text_holding_script_runs_no_script(browser, tmp_path, monkeypatch):
         wait_for(browser, '.run[data-status="done"]')
         browser.refresh()
         wait_for(browser, '.run[data-status="done"]')
-        assert browser.find_element(By.ID, "task-text").text == "task " + evil  # shown literally
-        assert browser.find_element(By.ID, "final").text == "answer " + evil
+        assert text_of(browser, "task-text") == "task " + evil  # shown literally
+        assert text_of(browser, "final") == "answer " + evil
         assert browser.execute_script("return window.__pwned === undefined")
         with pytest.raises(NoAlertPresentException):
             browser.switch_to.alert.text

@@ -10,7 +10,7 @@
   function runPage(body) {
     const runId = body.dataset.run;
     const base = "/runs/" + encodeURIComponent(runId);
-    let busy = false, again = false, timer = null, polling = null;
+    let busy = false, again = false, timer = null, polling = null, heard = false, last = null;
 
     function status() {
       const run = body.querySelector(".run");
@@ -24,8 +24,14 @@
         const editing = document.activeElement && document.activeElement.id === "plan-json";
         const response = await fetch(base + "/body", { credentials: "same-origin", cache: "no-store" });
         if (response.ok && !editing) {  // never replace a plan someone is typing
-          body.innerHTML = await response.text();
-          body.dataset.status = status();
+          const html = await response.text();
+          if (html !== last) {
+            const open = Array.from(body.querySelectorAll("details[id][open]"), (d) => d.id);
+            body.innerHTML = html;
+            last = html;
+            body.dataset.status = status();
+            for (const id of open) { const d = document.getElementById(id); if (d) d.open = true; }
+          }
         }
       } catch (e) { /* the server may be restarting: the next event or poll tries again */ }
       finally {
@@ -65,6 +71,7 @@
       const source = new EventSource(base + "/events");
       source.onmessage = (message) => {
         const event = JSON.parse(message.data);
+        heard = true;
         if (event.event === "final_token") appendToken(event.text);
         else if (event.event === "status") setLiveStatus(event.text);
         else if (event.event === "node_started" && event.node === "aggregator") setLiveStatus("writing the final answer");
@@ -72,7 +79,8 @@
       };
       source.addEventListener("idle", async () => {
         source.close();
-        await refresh();
+        // nothing works on this run here: re-read it only if it changed since the page was drawn
+        if (heard || status() === "running") await refresh();
         if (status() === "running") pollWhileRunning();
       });
     }
