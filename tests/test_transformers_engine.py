@@ -179,6 +179,26 @@ def test_streaming_gives_the_text_invoke_gives(tiny):
 
 
 @pytest.mark.real_model
+def test_a_stream_closed_early_stops_generating(tiny):
+    import time
+
+    stream = tiny.stream(ASK, temperature=0, max_tokens=4000, min_tokens=4000)
+    next(stream)
+    start = time.perf_counter()
+    stream.close()  # the generator's finally tells the pipeline's stopping criterion
+    reply = tiny.invoke(ASK, temperature=0, max_tokens=3)  # waits on the model's lock for the stream's end
+    assert reply.usage_metadata["output_tokens"] == 3
+    assert time.perf_counter() - start < 5  # 4000 tokens would take far longer
+
+
+@pytest.mark.real_model
+def test_pipeline_kwargs_are_taken_as_the_options_they_mean(tiny):
+    reply = tiny.invoke(ASK, pipeline_kwargs={"max_new_tokens": 3, "min_new_tokens": 3, "do_sample": False})
+    assert reply.usage_metadata["output_tokens"] == 3
+    assert reply.content == tiny.invoke(ASK, max_tokens=3, min_tokens=3, temperature=0).content
+
+
+@pytest.mark.real_model
 def test_an_unknown_option_is_refused(tiny):
     with pytest.raises(TypeError, match="tempreature"):
         tiny.invoke(ASK, tempreature=0.5)
