@@ -158,3 +158,98 @@ def test_a_closed_port_is_one_clear_line_without_the_key(monkeypatch):
         text = str(caught.value)
         assert f"127.0.0.1:{port}" in text and "connection refused" in text
         assert "\n" not in text and SECRET not in text and caught.value.status is None
+
+
+def _subschemas(node):
+    """Every schema nested in ``node`` (not ``node`` itself), as JSON Schema places them."""
+    for key in ("items", "not", "contains", "additionalItems"):
+        if key in node:
+            yield node[key]
+    for key in ("prefixItems", "anyOf", "oneOf", "allOf"):
+        yield from node.get(key, [])
+    yield from node.get("properties", {}).values()
+
+
+def test_every_subschema_sent_is_an_object_as_llama_cpp_requires():
+    """llama.cpp's server answers 400 "schema must be an object" to a boolean subschema (``"items": false``)."""
+    from hierplan.schema import DraftRevision
+
+    for schema in (DraftPlan, DraftRevision):
+        for budget in (None, 650, 60):
+            pending, seen = [server_schema(schema, budget=budget)], 0
+            while pending:
+                node = pending.pop()
+                assert isinstance(node, dict), (schema.__name__, budget, node)
+                pending.extend(_subschemas(node))
+                seen += 1
+            assert seen >= 10  # the walk reached the steps' fields
+
+
+REFUSAL = "Unable to generate parser for this template. JSON schema error at #/properties/steps: bad"
+
+
+def _stub_model(answer, **kwargs):
+    """A remote model whose HTTP goes to ``answer(method, body) -> (status, content)`` in-process (httpx's
+    MockTransport): method is how the request asks for structure, "none" for a plain one. Returns the model and
+    the list of methods requested."""
+    import httpx
+
+    seen = []
+
+    def handle(request):
+        body = json.loads(request.content)
+        method = ("tool_calling" if "tools" in body else
+                  (body.get("response_format") or {}).get("type", "none"))
+        seen.append(method)
+        status, content = answer(method, body)
+        if status != 200:
+            return httpx.Response(status, json={"error": {"code": status, "message": content}})
+        return httpx.Response(200, json={
+            "id": "c1", "object": "chat.completion", "created": 1, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+
+    chat = OpenAICompatibleChatModel(model="m", base_url="http://stub/v1", api_key=NO_KEY, max_retries=0,
+                                     http_client=httpx.Client(transport=httpx.MockTransport(handle)), **kwargs)
+    return chat, seen
+
+
+PLAN_TEXT = json.dumps(_plan([1, 2, 3]))
+
+
+def test_a_refused_request_shape_moves_to_the_next_method_and_the_plan_records_it():
+    from hierplan.config import SamplingConfig
+    from hierplan.nodes.planner import make_planner
+
+    chat, seen = _stub_model(lambda method, body: (400, REFUSAL) if method == "json_schema" else (200, PLAN_TEXT),
+                             structured="json_schema")
+    planner = make_planner(chat, SamplingConfig(seed=1))
+    out = planner({"task": "Add 2 and 3."})
+    assert out["plan_source"] == "json_object" and out["plan_failures"] == []
+    assert seen == ["json_schema", "json_object"]
+    assert out["calls"][0]["prompt_tokens"] == 11 and len(out["calls"]) == 1
+    # The refusal is remembered: the next plan starts at the method that worked.
+    assert planner({"task": "Add 4 and 5."})["plan_source"] == "json_object"
+    assert seen == ["json_schema", "json_object", "json_object"]
+
+
+def test_when_every_shape_is_refused_the_plan_comes_from_the_text_path():
+    from hierplan.config import SamplingConfig
+    from hierplan.nodes.planner import make_planner
+
+    chat, seen = _stub_model(lambda method, body: (422 if method == "tool_calling" else 400, REFUSAL)
+                             if method != "none" else (200, PLAN_TEXT), structured="json_schema")
+    out = make_planner(chat, SamplingConfig(seed=1))({"task": "Add 2 and 3."})
+    assert out["plan_source"] == "model" and out["plan_failures"] == []
+    assert seen == ["json_schema", "json_object", "tool_calling", "none"]
+    assert chat.with_structured_output(DraftPlan, include_raw=True).invoke("plan")["parsed"] is not None
+    assert seen[4:] == ["none"]  # refused shapes are not asked again
+
+
+@pytest.mark.parametrize("status", [401, 500, 404])
+def test_other_failures_of_a_structured_request_raise_without_moving_on(status):
+    chat, seen = _stub_model(lambda method, body: (status, "no"), structured="json_schema")
+    with pytest.raises(RemoteModelError) as caught:
+        chat.with_structured_output(DraftPlan, include_raw=True).invoke("plan")
+    assert caught.value.status == status and seen == ["json_schema"]
+    assert not chat.refused_shape("DraftPlan", "json_schema")

@@ -8,7 +8,8 @@ hierplan's model contract asks of every model (docs/remote.md):
   request fields the server understands; ``max_tokens`` is sent as ``max_tokens`` (ChatOpenAI renames it to
   ``max_completion_tokens``, which llama.cpp's server ignores);
 - token usage comes from the server's ``usage`` (``usage_metadata``), streamed usage included;
-- ``with_structured_output(Schema, include_raw=True)`` is constrained on the server (remote_structured.py);
+- ``with_structured_output(Schema, include_raw=True)`` is constrained on the server (remote_structured.py); a
+  request shape the server refuses (400/422) moves on to the next method, then to an unconstrained request;
 - every failure to talk to the server is one ``RemoteModelError`` line that never holds the API key.
 
 The key is read from the argument or OPENAI_API_KEY and kept as a pydantic SecretStr inside the client; it is not
@@ -59,6 +60,7 @@ class OpenAICompatibleChatModel(BaseChatOpenAI):
 
     _probed: str | None = PrivateAttr(default=None)
     _probe_lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _refused: set = PrivateAttr(default_factory=set)
 
     @property
     def _llm_type(self) -> str:
@@ -166,6 +168,14 @@ class OpenAICompatibleChatModel(BaseChatOpenAI):
                 self._probed = probe(self)
                 self.metadata = {**(self.metadata or {}), "hierplan_structured_probe": self._probed}
         return self._probed
+
+    def refused_shape(self, schema_name: str, method: str) -> bool:
+        """Whether the server refused ``method`` for the schema named ``schema_name`` before (HTTP 400/422)."""
+        return (schema_name, method) in self._refused
+
+    def refuse_shape(self, schema_name: str, method: str) -> None:
+        """Remember the refusal, so later calls for the schema start at the next method (once per process)."""
+        self._refused.add((schema_name, method))
 
     # ------------------------------------------------------------------ errors
 

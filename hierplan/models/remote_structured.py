@@ -10,11 +10,18 @@ Three request shapes, in the order ``auto`` tries them:
 The schema sent is the pydantic schema made stricter where the pydantic validators would otherwise reject
 what the server lets through, as the local grammar does (json_grammar.py): every property required and no
 others, ``$ref`` inlined, and an array of objects with an integer ``id`` (the plan's steps) unrolled by
-position, so item *i* has ``"id": i`` and its integer lists (``depends_on``) name only ids below *i*.
+position, so item *i* has ``"id": i`` and its integer lists (``depends_on``) name only ids below *i*. Only forms
+llama.cpp's server, vLLM and OpenAI (without ``strict``) all take: every subschema is an object (llama.cpp's
+server answers 400 "schema must be an object" to a boolean one such as ``"items": false``), so a fixed-length
+tuple is ``prefixItems`` with ``minItems == maxItems``.
+
+A request shape the server refuses (HTTP 400 or 422: REFUSED_SHAPE) moves on to the next of METHODS, then to one
+unconstrained request (the text path, marked "none"); the model remembers the refusal for that schema, so later
+calls start at the method that worked. Any other failure (no connection, 401, 500, a timeout) raises.
 
 The answer is never repaired: a reply that is not valid JSON for the schema gives ``parsed=None`` with the
 reason in ``parsing_error``, and the planner falls back to its text path. The raw message records the method in
-``response_metadata["hierplan_structured"]``.
+``response_metadata["hierplan_structured"]`` (one of METHODS, or "none" for the unconstrained request).
 """
 
 from __future__ import annotations
@@ -44,8 +51,14 @@ PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "e
                 "required": ["answer"], "additionalProperties": False}
 PROBE_QUESTION = "Is the sky blue on a clear day? Answer yes or no."
 PROBE_MAX_TOKENS = 32
-# Answers meaning "this server does not take that request shape" (anything else is a real failure and raises).
+# Probe answers meaning "this server does not take that request shape" (anything else is a real failure and
+# raises). llama-cpp-python's server answered json_schema with 500, so the probe's tiny request counts 500 too.
 _UNSUPPORTED = {400, 405, 415, 422, 500, 501}
+# A plan request's answers meaning the same: the server refused the request as sent (llama.cpp: 400 "JSON schema
+# error ..."; vLLM, transformers serve: 400/422). A 500 mid-run is a failing server: the run fails, resume continues.
+REFUSED_SHAPE = {400, 422}
+# What the raw message's response_metadata["hierplan_structured"] says when every method was refused.
+UNCONSTRAINED = "none"
 
 
 def normalize_method(value: str) -> str:
@@ -127,7 +140,7 @@ def server_schema(schema: Any, positional: bool = True, budget: int | None = Non
     def numbered(item: dict[str, Any], lo: int, hi: int) -> dict[str, Any]:
         """One tuple per allowed length: servers turn prefixItems into fixed positions, not a minimum."""
         positions = [strict(item, i - 1, fixed_id=i) for i in range(1, hi + 1)]
-        lengths = [{"type": "array", "prefixItems": positions[:n], "items": False, "minItems": n, "maxItems": n}
+        lengths = [{"type": "array", "prefixItems": positions[:n], "minItems": n, "maxItems": n}
                    for n in range(max(lo, 1), hi + 1)]
         if lo == 0:
             lengths.insert(0, {"type": "array", "maxItems": 0})
@@ -192,10 +205,24 @@ class StructuredOutput(Runnable):
         call = {**self.kwargs, **kwargs}
         budget = call.get("max_tokens") or call.get("max_new_tokens") or self.model.max_tokens
         sent = server_schema(self.schema, budget=budget)
-        extra = request_kwargs(self.method, sent, self.name_, self.description)
-        raw = self.model.invoke(input, config, **_merged(call, extra))
-        parsed, error = parse(self.method, raw, self.schema)
-        raw.response_metadata["hierplan_structured"] = self.method
+        raw, method = None, UNCONSTRAINED
+        for tried in METHODS[METHODS.index(self.method):]:
+            if self.model.refused_shape(self.name_, tried):
+                continue
+            extra = request_kwargs(tried, sent, self.name_, self.description)
+            try:
+                raw, method = self.model.invoke(input, config, **_merged(call, extra)), tried
+                break
+            except RemoteModelError as exc:
+                if exc.status not in REFUSED_SHAPE:
+                    raise
+                self.model.refuse_shape(self.name_, tried)
+                log.warning("model server %s refused %s output for %s (%s); moving to the next method",
+                            self.model.server, tried, self.name_, exc)
+        if raw is None:  # every method refused: the text path, one plain request
+            raw = self.model.invoke(input, config, **call)
+        parsed, error = parse(method, raw, self.schema)
+        raw.response_metadata["hierplan_structured"] = method
         if self.include_raw:
             return {"raw": raw, "parsed": parsed, "parsing_error": error}
         if error is not None:

@@ -49,8 +49,9 @@ def parse_plan(text: str, schema: type[Plan] | type[Revision] = Plan):
 
 
 # How the model constrained a structured plan (response_metadata["hierplan_structured"]) -> plan_source.
+# "none": a model server refused every structured request shape, so the reply is the text path's ("model").
 STRUCTURED_SOURCES = {"grammar": "constrained", "json_schema": "json_schema", "json_object": "json_object",
-                      "tool_calling": "tool_calling"}
+                      "tool_calling": "tool_calling", "none": "model"}
 
 
 def make_planner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool = True):
