@@ -81,8 +81,8 @@ def run_baseline(system: str, model, task, seed: int, run_code: Callable[[str], 
     try:
         text, record["generated_tokens"] = one_call(model, prompt, task.question, budgets()[system],
                                                        call_seed(seed, system, task.index))
-        record["reply"] = text
         if system == "program":
+            record["program"] = text
             result = run_code(strip_code_fences(text))
             record["program_ok"] = bool(result.ok)
             record["program_error"] = result.error

@@ -62,7 +62,8 @@ def test_bullets_count_top_level_markers_only():
 def test_bullets_ignore_code_and_numbered_items_unless_asked():
     assert not met({"kind": "bullets", "min": 1}, PROGRAM)  # "- not a bullet" is inside the code block
     numbered = "1. first\n2. second\n3) third"
-    assert not met({"kind": "bullets", "exactly": 3}, numbered)
+    assert check({"kind": "bullets", "exactly": 3}, numbered).reason == \
+        "0 bullet points (wanted exactly 3); 3 numbered items not counted"
     assert met({"kind": "bullets", "markers": "any", "exactly": 3}, numbered)
     assert met({"kind": "bullets", "markers": "any", "exactly": 4}, numbered + "\n- fourth")
 

@@ -9,7 +9,8 @@ Kinds (counts take ``exactly``, ``min`` and/or ``max``):
   also counts ``1.`` / ``1)`` items);
 - ``numbered_steps``: top-level lines starting ``1.``, ``2)``, ``Step 3:`` ...;
 - ``heading_count``: Markdown headings (``#`` to ``######`` and a space);
-- ``mentions``: ``all`` terms (and/or at least one of ``any``), case-insensitive, whole words, plural allowed;
+- ``mentions``: ``all`` terms (and/or at least one of ``any``), case-insensitive, whole words, plural allowed,
+  anywhere in the answer, code included (``"class Stack"`` is a mention);
 - ``no_word``: none of ``words`` appears (same matching);
 - ``max_words`` / ``min_words``: ``n`` words outside fenced code blocks;
 - ``python_block_parses``: at least one fenced block (```` ```python ````, ```` ```py ```` or unlabeled), and
@@ -104,7 +105,11 @@ def check_bullets(spec: dict[str, Any], text: str) -> Check:
     prose = split_code(text)[0]
     if spec.get("markers") == "any":
         return _count(spec, len(_top_level((_BULLET_RE, _NUMBERED_RE), prose)), "list items")
-    return _count(spec, len(_top_level((_BULLET_RE,), prose)), "bullet points")
+    result = _count(spec, len(_top_level((_BULLET_RE,), prose)), "bullet points")
+    numbered = len(_top_level((_NUMBERED_RE,), prose))
+    if not result.met and numbered:  # say so: a numbered list where bullets were asked is the usual miss
+        return Check(result.kind, False, f"{result.reason}; {numbered} numbered items not counted")
+    return result
 
 
 def check_numbered_steps(spec: dict[str, Any], text: str) -> Check:
