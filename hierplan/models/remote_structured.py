@@ -75,7 +75,7 @@ def server_schema(schema: Any, positional: bool = True, budget: int | None = Non
     """The JSON schema to send for ``schema`` (a pydantic class or a JSON-schema dict), made strict as above.
 
     ``positional=False`` leaves numbered arrays as one item schema (ids and references within 1..maxItems): a
-    smaller grammar, which llama-cpp-python's sampler checks several times faster, but the validators may then
+    smaller grammar, which llama.cpp's sampler may check faster (docs/remote.md), but the validators may then
     reject an answer (parsed None).
 
     ``budget`` (the call's max_tokens): a server cannot close the JSON early when the budget runs out, as the
