@@ -18,9 +18,6 @@ PLANNER_MAX_NEW_TOKENS = 650
 STEP_MAX_NEW_TOKENS = 400
 CODE_MAX_NEW_TOKENS = 320
 AGGREGATOR_MAX_NEW_TOKENS = 600
-# Free text (LLM steps, the final answer) ends once it has gone round a loop to a line's third time, on a model
-# that can stop there (hierplan.models.repeated_lines); the cap above no longer has to catch it.
-REPEATED_LINE_LIMIT = 3
 
 # LangGraph's recursion limit counts supersteps: planner + steps + aggregator, with room to spare.
 RECURSION_LIMIT = 64

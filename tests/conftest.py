@@ -5,16 +5,9 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="session")
-def model_cache_dir(tmp_path_factory):
-    """One converted-model cache for the whole session, so real-model tests convert the GGUF once."""
-    return tmp_path_factory.mktemp("model-cache")
-
-
 @pytest.fixture(autouse=True)
-def _isolated_user_dirs(tmp_path, monkeypatch, model_cache_dir):
+def _isolated_user_dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("HIERPLAN_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("HIERPLAN_CACHE_DIR", str(model_cache_dir))
     monkeypatch.delenv("HIERPLAN_DB", raising=False)
     monkeypatch.delenv("HIERPLAN_MODEL", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -23,10 +16,11 @@ def _isolated_user_dirs(tmp_path, monkeypatch, model_cache_dir):
 
 @pytest.fixture(autouse=True)
 def _guard_real_model_loads(request, monkeypatch):
-    """Every weight load goes through hierplan.models.loader._from_pretrained; refuse it unless marked."""
+    """Every weight load goes through llamacpp_engine._load_engine (llama.cpp) or
+    transformers_engine._from_pretrained (transformers); refuse both unless the test is marked."""
     if request.node.get_closest_marker("real_model"):
         return
-    from hierplan.models import loader
+    from hierplan.models import llamacpp_engine, transformers_engine
 
     def refuse(*args, **kwargs):
         raise AssertionError(
@@ -34,7 +28,8 @@ def _guard_real_model_loads(request, monkeypatch):
             "or mark the test @pytest.mark.real_model"
         )
 
-    monkeypatch.setattr(loader, "_from_pretrained", refuse)
+    monkeypatch.setattr(llamacpp_engine, "_load_engine", refuse)
+    monkeypatch.setattr(transformers_engine, "_from_pretrained", refuse)
 
 
 @pytest.fixture

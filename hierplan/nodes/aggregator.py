@@ -12,7 +12,7 @@ from hierplan.nodes import prompts
 from hierplan.nodes.answer_check import check_answer, computations
 from hierplan.nodes.context import aggregator_results
 from hierplan.nodes.events import emit
-from hierplan.nodes.model_call import free_text_options, invoke_model
+from hierplan.nodes.model_call import invoke_model
 
 
 def aggregator_messages(state: dict[str, Any]) -> list:
@@ -29,8 +29,7 @@ def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
     def aggregator(state: dict[str, Any]) -> dict[str, Any]:
         emit("node_started", node="aggregator")
         text, call = invoke_model(model, aggregator_messages(state), sampling.aggregator, node="aggregator",
-                                  seed=sampling.seed, on_text=lambda t: emit("final_token", text=t),
-                                  extra_pipeline_kwargs=free_text_options(model))
+                                  seed=sampling.seed, on_text=lambda t: emit("final_token", text=t))
         final = text.strip()
         update: dict[str, Any] = {"final": final, "calls": [call.model_dump()]}
         check = check_answer(state["task"], final, state.get("results") or [])

@@ -12,7 +12,7 @@ from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.context import prior_results, step_request, truncate
 from hierplan.nodes.events import emit
-from hierplan.nodes.model_call import free_text_options, invoke_batch
+from hierplan.nodes.model_call import invoke_batch
 from hierplan.schema import StepResult
 
 
@@ -32,8 +32,7 @@ def make_llm_step(model: BaseChatModel, sampling: SamplingConfig):
         emit("steps_started", step_ids=[s["id"] for s in steps], tool="llm", batch=len(steps))
         start = time.perf_counter()
         answers = invoke_batch(model, [step_messages(payload, step) for step in steps], sampling.llm_step,
-                               node="llm_step", seed=sampling.seed, seed_key=tuple(s["id"] for s in steps),
-                               extra=free_text_options(model))
+                               node="llm_step", seed=sampling.seed, seed_key=tuple(s["id"] for s in steps))
         seconds = round(time.perf_counter() - start, 3)
         results = []
         for step, (text, call) in zip(steps, answers):

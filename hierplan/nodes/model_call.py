@@ -17,7 +17,7 @@ from typing import Any, Callable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from hierplan.config import REPEATED_LINE_LIMIT, Sampling
+from hierplan.config import Sampling
 from hierplan.schema import ModelCall
 
 
@@ -31,12 +31,6 @@ def sampling_kwargs(sampling: Sampling, seed: int | None = None) -> dict[str, An
     if seed is not None:
         kwargs["seed"] = seed
     return kwargs
-
-
-def free_text_options(model: BaseChatModel) -> dict[str, Any]:
-    """Call options for free text (LLM steps, the final answer): end a loop early where the model can
-    (``stops_repeated_lines``: hierplan's local model); others take the same call without it."""
-    return {"stop_repeated_lines": REPEATED_LINE_LIMIT} if getattr(model, "stops_repeated_lines", False) else {}
 
 
 def call_seed(seed: int, *keys: object) -> int:

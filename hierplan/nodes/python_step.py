@@ -14,12 +14,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.code_grammar import STRAIGHT_LINE_HINT, assigned_names, repair_options
 from hierplan.nodes.context import earlier_programs, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
 from hierplan.nodes.model_call import invoke_model
-from hierplan.nodes.tool_choice import is_numeric_task
 from hierplan.schema import CodeAttempt, StepResult
 
 # Repairs after the first attempt: a syntax error, an exception, a timeout or no output is shown to the
@@ -81,13 +79,6 @@ def check_code(code: str) -> CodeAttempt | None:
         return CodeAttempt(code=code, ok=False, error=f"SyntaxError: {exc.msg} (line {exc.lineno})",
                            exit_reason="syntax")
     return None
-
-
-def straight_line_repair(attempt: CodeAttempt) -> bool:
-    """Whether the repair of a failed ``attempt`` is asked under code_grammar's straight-line grammar: the
-    reply did not parse, held no code, printed nothing, or read a name it never set."""
-    return (attempt.exit_reason == "syntax" or attempt.error in (NO_CODE, NOTHING_PRINTED)
-            or re.search(r"\b(NameError|UnboundLocalError):", attempt.error or "") is not None)
 
 
 def show_last_value(code: str) -> str:
@@ -167,29 +158,22 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         emit("steps_started", step_ids=[step["id"]], tool="python", batch=1)
         start = time.perf_counter()
         earlier = earlier_programs(payload.get("results") or [], payload["plan"], step)
-        numeric = is_numeric_task(payload["task"])
         request = code_request(payload["task"], prior_results(payload, step), step)
         messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
         attempts: list[CodeAttempt] = []
         calls = []
         repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, REPAIR_TEMPERATURE))
-        constraints: dict[str, Any] = {}  # code_grammar.repair_options, once a repair needs them
         for attempt_no in range(max_repairs + 1):
             text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
-                                      node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no),
-                                      extra_pipeline_kwargs=constraints)
+                                      node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no))
             calls.append(call)
             attempt = run_attempt(strip_code_fences(text), run_code, earlier)
-            attempt.constrained = bool(constraints)
             attempts.append(attempt)
             emit("code_attempt", step_id=step["id"], attempt=attempt_no + 1, ok=attempt.ok, error=attempt.error,
                  exit_reason=attempt.exit_reason)
             if attempt.ok:
                 break
             hint = repair_hint(attempt.error or "", attempt.code)
-            if straight_line_repair(attempt) and (options := repair_options(model, earlier, numeric)):
-                constraints = options
-                hint += STRAIGHT_LINE_HINT + "\n"
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
         last = attempts[-1]
@@ -202,3 +186,21 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         return {"results": [result.as_state()]}
 
     return python_step
+
+
+def assigned_names(code: str) -> set[str]:
+    """The names a program assigns, the functions and classes it defines and the modules it imports (empty when
+    it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names

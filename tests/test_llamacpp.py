@@ -1,0 +1,164 @@
+"""The llama.cpp engine and its chat model, on the embedded 135M GGUF (real weights: marked)."""
+
+from __future__ import annotations
+
+import functools
+import operator
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from hierplan.models import load_chat_model
+from hierplan.models.llamacpp_chat import ChatLlamaCpp
+from hierplan.models.llamacpp_engine import EngineError
+from hierplan.schema import DraftPlan
+
+pytestmark = pytest.mark.real_model
+
+ASK = [SystemMessage("You are a helpful assistant."), HumanMessage("Name three colours.")]
+
+
+@pytest.fixture(scope="module")
+def chat():
+    return load_chat_model("smollm2-135m")
+
+
+def test_one_engine_per_process(chat):
+    again = load_chat_model("smollm2-135m", max_new_tokens=64)
+    assert again.engine is chat.engine and again.max_tokens == 64
+    info = chat.metadata["hierplan_model"]
+    assert (info["engine"], info["quantization"], info["device"]) == ("llama.cpp", "Q4_1", "cpu")
+    assert chat.engine.address.startswith("127.0.0.1:") or "127.0.0.1" in chat.engine.address
+
+
+def test_greedy_is_deterministic_and_counts_tokens(chat):
+    first = chat.invoke(ASK, temperature=0, max_tokens=24)
+    second = chat.invoke(ASK, temperature=0, max_tokens=24)
+    assert first.content and first.content == second.content
+    usage = first.usage_metadata
+    assert usage["input_tokens"] > 10 and 0 < usage["output_tokens"] <= 24
+    assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+
+
+def test_max_tokens_ends_with_length(chat):
+    message = chat.invoke([HumanMessage("Write a long story about a dragon.")], temperature=0, max_tokens=5)
+    assert message.usage_metadata["output_tokens"] == 5
+    assert message.response_metadata["finish_reason"] == "length"
+
+
+def test_a_seed_reproduces_a_sample(chat):
+    draws = [chat.invoke(ASK, temperature=1.2, top_p=1.0, max_tokens=24, seed=seed).content for seed in (5, 5, 6, 7)]
+    assert draws[0] == draws[1]
+    assert len(set(draws)) > 1
+
+
+def test_stream_gives_the_text_of_invoke(chat):
+    chunks = list(chat.stream(ASK, temperature=0, max_tokens=24))
+    whole = chat.invoke(ASK, temperature=0, max_tokens=24)
+    assert len(chunks) > 3 and "".join(c.content for c in chunks) == whole.content
+    merged = functools.reduce(operator.add, chunks)
+    assert merged.usage_metadata["output_tokens"] == whole.usage_metadata["output_tokens"]
+
+
+def test_batch_answers_each_input(chat):
+    asks = [[HumanMessage(f"Repeat the word {word}.")] for word in ("apple", "river", "stone")]
+    answers = chat.batch(asks, temperature=0, max_tokens=12)
+    assert [a.content for a in answers] == [chat.invoke(ask, temperature=0, max_tokens=12).content for ask in asks]
+
+
+def test_structured_output_is_constrained_by_the_grammar(chat):
+    runnable = chat.with_structured_output(DraftPlan, include_raw=True)
+    out = runnable.invoke([HumanMessage("Plan how to bake bread. Answer with a JSON plan.")],
+                          temperature=0.2, max_tokens=1500, seed=3)
+    assert out["raw"].response_metadata["hierplan_structured"] == "grammar"
+    assert out["parsing_error"] is None and isinstance(out["parsed"], DraftPlan)
+    assert [s.id for s in out["parsed"].steps] == list(range(1, len(out["parsed"].steps) + 1))
+
+
+def test_a_refused_request_is_an_engine_error(chat):
+    bad = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "no-such-type"}}}
+    with pytest.raises(EngineError, match="llama.cpp failed a request"):
+        chat.invoke(ASK, response_format=bad, max_tokens=8)
+    assert chat.invoke(ASK, temperature=0, max_tokens=4).content  # the engine still serves
+
+
+def test_unknown_call_options_are_refused(chat):
+    with pytest.raises(TypeError, match="does not take"):
+        chat.invoke(ASK, grammar="start: 'x'")
+
+
+class FlakyEngine:
+    """The real engine, failing its first streamed request (the final answer's) as llama.cpp fails one."""
+
+    def __init__(self, engine):
+        self.engine, self.failed = engine, False
+        self.path, self.threads, self.slots = engine.path, engine.threads, engine.slots
+
+    def chat(self, request):
+        return self.engine.chat(request)
+
+    def stream(self, request, on_chunk):
+        if not self.failed:
+            self.failed = True
+            raise EngineError("llama.cpp failed a request (500 server_error): simulated")
+        return self.engine.stream(request, on_chunk)
+
+
+def test_an_engine_failure_mid_run_fails_it_and_resume_continues(chat):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from hierplan.config import SamplingConfig
+    from hierplan.graph.builder import build_graph
+
+    flaky = ChatLlamaCpp(engine=FlakyEngine(chat.engine), model_id="flaky", max_tokens=96)
+    graph = build_graph(flaky, InMemorySaver(), sampling=SamplingConfig(seed=1).with_overrides(max_new_tokens=96),
+                        max_replans=0)
+    config = {"configurable": {"thread_id": "flaky"}, "recursion_limit": 64}
+    with pytest.raises(EngineError):
+        graph.invoke({"task": "Write two short tips for staying focused."}, config)
+    stopped = graph.get_state(config).values
+    assert stopped["plan"] and len(stopped["results"]) == len(stopped["plan"]["steps"]) and not stopped.get("final")
+    out = graph.invoke(None, config)
+    assert out["final"] and out["results"] == stopped["results"]  # only the answer was written again
+
+
+def test_nothing_outlives_a_killed_process(tmp_path):
+    script = textwrap.dedent("""
+        import sys
+        from hierplan.models import load_chat_model
+        chat = load_chat_model("smollm2-135m")
+        print(chat.engine.address, flush=True)
+        chat.invoke("hello", max_tokens=2)
+        print("ready", flush=True)
+        sys.stdin.read()
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    try:
+        address = child.stdout.readline().strip()
+        assert child.stdout.readline().strip() == "ready"
+        host, port = address.removeprefix("http://").rsplit(":", 1)
+        assert host == "127.0.0.1"
+        socket.create_connection((host, int(port)), timeout=5).close()  # listening, on loopback only
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                socket.create_connection((host, int(port)), timeout=1).close()
+            except OSError:
+                break
+            assert time.monotonic() < deadline, "the engine's listener outlived its process"
+            time.sleep(0.1)
+        left = subprocess.run(["pgrep", "-s", str(child.pid)], capture_output=True, text=True).stdout.split()
+        assert left == [], f"processes left in the killed process's session: {left}"
+    finally:
+        if child.poll() is None:
+            child.kill()
