@@ -117,15 +117,6 @@ def short_error(exc: Exception) -> str:
     return str(exc)
 
 
-# The finish reason of a row the loop stop ended (hierplan.models.repeated_lines), as calls record it.
-LOOP_FINISH = "repetition"
-
-
-def call_ended_at_loop(call: dict[str, Any]) -> bool:
-    """Whether a recorded call's text was ended by the loop stop."""
-    return call.get("finish_reason") == LOOP_FINISH
-
-
 class ModelCall(BaseModel):
     """One model call: what it cost."""
 
@@ -136,8 +127,7 @@ class ModelCall(BaseModel):
     batch: int = 1
     """How many prompts shared this call's generate pass (its seconds are the whole pass's)."""
     finish_reason: str | None = None
-    """Why generation ended, as the model said: "stop", "length", "repetition" (a loop was cut short:
-    hierplan.models.repeated_lines) ...; None when it did not say."""
+    """Why generation ended, as the model said: "stop", "length" ...; None when it did not say."""
 
 
 class CodeAttempt(BaseModel):
@@ -148,8 +138,6 @@ class CodeAttempt(BaseModel):
     stdout: str = ""
     error: str | None = None
     exit_reason: str | None = None
-    constrained: bool = False
-    """Generated under a repair grammar (hierplan.nodes.code_grammar): it runs more often, and means less."""
 
 
 class StepResult(BaseModel):
@@ -163,6 +151,9 @@ class StepResult(BaseModel):
     stdout: str | None = None
     attempts: list[CodeAttempt] = Field(default_factory=list)
     calls: list[ModelCall] = Field(default_factory=list)
+    check: dict[str, Any] | None = None
+    """An independent check of the step's number (hierplan.nodes.vote): what each program printed, the
+    number kept and how many agreed; None when the step was not checked."""
     seconds: float = 0.0
 
     def as_state(self) -> dict[str, Any]:

@@ -21,6 +21,8 @@ def node_of(messages: list[BaseMessage]) -> str:
         return "planner"
     if system == prompts.PLANNER_RETRY_SYSTEM:
         return "planner_retry"
+    if system == prompts.CHECK_SYSTEM:
+        return "python_check"
     if system.startswith(prompts.CODE_SYSTEM.split("{")[0]):
         return "python_step"
     if system == prompts.AGGREGATOR_SYSTEM:

@@ -64,10 +64,12 @@ def run(final: str):
     return model, graph.invoke({"task": TASK}, {"configurable": {"thread_id": "ac"}})
 
 
-def test_a_contradicting_answer_is_recorded_and_left_as_written():
-    model, out = run("Tom pays 6 dollars.")
-    assert out["final"] == "Tom pays 6 dollars."
-    assert out["answer_check"]["ok"] is False and out["answer_check"]["computed"] == "4"
+def test_a_contradicting_answer_ends_on_the_computed_value_and_is_recorded():
+    model, out = run("Tom pays 6 dollars.\nFinal answer: 6")
+    assert out["final"] == "Tom pays 6 dollars.\nFinal answer: 4"  # the prose kept, the wrong final line replaced
+    check = out["answer_check"]
+    assert check["ok"] is False and check["computed"] == "4" and check["answer_number"] == "6"
+    assert check["corrected"] is True and "now ends with the computed value" in check["note"]
     [agg] = [c for c in model.calls if c["node"] == "aggregator"]
     user = agg["messages"][-1].content
     assert "Computed with Python" in user and user.rstrip().endswith(prompts.AGGREGATOR_REQUEST_COMPUTED)

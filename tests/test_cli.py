@@ -395,33 +395,3 @@ def test_concurrency_one_runs_one_task_at_a_time(tmp_path):
 def test_eval_concurrency_must_be_positive(models, tmp_path, capsys):
     assert main(["eval", eval_tasks(tmp_path), "--out", str(tmp_path / "o"), "--concurrency", "0"]) == 2
     assert "--concurrency must be at least 1" in capsys.readouterr().err
-
-
-def test_a_step_that_succeeded_under_a_repair_grammar_says_so():
-    import io
-
-    from hierplan.cli.output import HumanReporter
-
-    out = io.StringIO()
-    reporter = HumanReporter(out)
-    result = {"step_id": 1, "title": "Add", "tool": "python", "ok": True, "seconds": 1.0, "calls": [],
-              "code": "print(5)", "output": "5", "attempts": [{"ok": False}, {"ok": True, "constrained": True}]}
-    reporter.update("python_step", {"results": [result]})
-    reporter.update("python_step", {"results": [{**result, "attempts": [{"ok": True}]}]})
-    reporter.close()
-    lines = [line for line in out.getvalue().splitlines() if line.startswith("ok in")]
-    assert lines == ["ok in 1.0 s, 0 tokens, 2 attempts, the last under a repair grammar", "ok in 1.0 s, 0 tokens"]
-
-
-def test_show_says_which_texts_the_loop_stop_ended(models, db, capsys, monkeypatch):
-    import hierplan.nodes.model_call as model_call
-    from hierplan.schema import LOOP_FINISH
-
-    monkeypatch.setattr(model_call, "_finish", lambda message: LOOP_FINISH)  # as if every call had looped
-    models[0].append(three_llm_steps())
-    main(["run", "Compute", "--db", db, "--run-id", "loop1"])
-    capsys.readouterr()
-    assert main(["show", "loop1", "--db", db]) == 0
-    out = capsys.readouterr().out
-    assert out.count("(ended where it began to repeat itself)") == 3  # the two LLM steps and the code step's call
-    assert "THE FINAL ANSWER\n(the answer ended where it began to repeat itself)" in out

@@ -224,19 +224,19 @@ def test_harness_counts_plan_paths_python_repairs_tokens_and_errors(tmp_path):
     assert totals["python_ok_pct"] == 100.0 and totals["python_ok_first_try_pct"] == 80.0
 
 
-def test_python_steps_that_succeeded_under_a_repair_grammar_are_counted_apart():
-    attempts = [{"ok": False}, {"ok": True, "constrained": True}]
+def test_checked_answers_and_changed_numbers_are_counted():
     state = {"task": "How many pens?", "plan": {"steps": []}, "results": [
-        {"step_id": 1, "tool": "python", "ok": True, "attempts": attempts},
-        {"step_id": 2, "tool": "python", "ok": True, "attempts": [{"ok": True}]},
-        {"step_id": 3, "tool": "python", "ok": False, "attempts": [{"ok": False}, {"ok": False, "constrained": True}]},
+        {"step_id": 1, "tool": "python", "ok": True, "attempts": [{"ok": True}]},
+        {"step_id": 2, "tool": "python", "ok": True, "attempts": [{"ok": True}],
+         "check": {"kind": "vote", "answers": ["5", "6", "6"], "chosen": "6", "agreed": 2, "programs": 3,
+                   "changed": True}},
     ]}
     metrics = task_metrics(state)
-    assert (metrics["python_ok"], metrics["python_ok_constrained"]) == (2, 1)
-    totals = summarize([metrics, metrics])
-    assert (totals["python_ok"], totals["python_ok_constrained"]) == (4, 2)
-    assert "(4/6; 2 by a repair under a grammar)" in render_summary(totals)
-
+    assert (metrics["checks"], metrics["checks_changed"]) == (1, 1)
+    totals = summarize([metrics, {**metrics, "checks_changed": 0}])
+    assert (totals["checks"], totals["checks_changed"]) == (2, 1)
+    assert "| computed answers checked by whole-task programs (number changed by the vote) | 2 (1) |" in \
+        render_summary(totals)
 
 def test_metrics_of_an_empty_state_and_a_summary_without_answers():
     metrics = task_metrics({})
@@ -301,7 +301,7 @@ def test_cli_writes_results_and_summary_and_goes_on_after_an_error(loads, tmp_pa
     assert "| accuracy | 50.0% (2/4), 95% Wilson interval 15.0-85.0% |" in summary
     assert "| plan valid on first pass | 75.0% |" in summary
     assert "| plan sources | model 3, retry 1 |" in summary
-    assert "| python ok first try | 80.0% (4/5) |" in summary and "| python ok after repair | 100.0% (5/5; 0 by a repair under a grammar) |" in summary
+    assert "| python ok first try | 80.0% (4/5) |" in summary and "| python ok after repair | 100.0% (5/5) |" in summary
     assert "1 failed with an error" in summary
     assert json.loads((out / "summary.json").read_text())["summary"]["correct"] == 2
 
@@ -435,12 +435,12 @@ def test_task_metrics_read_the_task_kind_python_and_the_check():
     assert (m["numeric_task"], m["has_python_step"], m["answer_check"]) == (False, False, None)
 
 
-def test_calls_that_ended_at_the_budget_or_at_a_loop_are_counted():
+def test_calls_that_ended_at_the_budget_are_counted():
     state = {"task": "Write a poem.", "plan": {"steps": [{"tool": "llm"}, {"tool": "llm"}]},
              "calls": [{"node": "planner", "finish_reason": "stop"}, {"node": "aggregator", "finish_reason": "repetition"}],
              "results": [{"tool": "llm", "calls": [{"node": "llm_step", "finish_reason": "length"}]},
                          {"tool": "llm", "calls": [{"node": "llm_step"}]}]}  # a model that gave no reason
     m = task_metrics(state)
-    assert (m["model_calls"], m["calls_at_budget"], m["calls_at_loop"]) == (4, 1, 1)
-    md = render_summary(summarize([m, {**m, "calls_at_loop": 0}]))
-    assert "| model calls (ended at the token budget; at a loop) | 8 (2; 1) |" in md
+    assert (m["model_calls"], m["calls_at_budget"]) == (4, 1)
+    md = render_summary(summarize([m, m]))
+    assert "| model calls (ended at the token budget) | 8 (2) |" in md

@@ -75,7 +75,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
 
-    from hierplan.cli.output import LOOP_NOTE, ended_at_loop, print_revision
+    from hierplan.cli.output import format_check, print_revision
 
     console = Console(highlight=False)
     console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
@@ -93,18 +93,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         status = "pending" if r is None else ("ok" if r["ok"] else "FAILED")
         console.rule(f"Step {step['id']} [{step['tool']}] {step['title']}: {status}", style="dim")
         if r:
-            if ended_at_loop(r.get("calls")):
-                console.print(f"({LOOP_NOTE})", markup=False)  # on its own line: the rule above is cut to width
             if r.get("code"):
                 console.print(r["code"], markup=False, style="cyan")
             console.print(r["output"], markup=False)
+            if r.get("check"):
+                console.print(format_check(r["check"]), markup=False)
     for revision in values.get("replans") or []:
         print_revision(console, revision)
     if values.get("final"):
         console.rule("Final answer")
         console.print(values["final"], markup=False)
-        if ended_at_loop([c for c in values.get("calls") or [] if c.get("node") == "aggregator"]):
-            console.print(f"(the answer {LOOP_NOTE})", markup=False)
     if values.get("answer_check"):
         console.print(format_answer_check(values["answer_check"]), markup=False)
     console.rule("Model calls", style="dim")
@@ -113,8 +111,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def format_answer_check(check: dict[str, Any]) -> str:
-    """One line: does the answer's number agree with what the run computed (recorded, never rewritten)."""
-    verdict = "ok" if check.get("ok") else "MISMATCH"
+    """One line: does the answer's number agree with what the run computed (and was the answer ended on it)."""
+    verdict = "ok" if check.get("ok") else ("corrected" if check.get("corrected") else "MISMATCH")
     line = f"Answer check: {verdict} (answer {check.get('answer_number')}, computed {check.get('computed')})"
     return f"{line}: {check['note']}" if check.get("note") else line
 

@@ -141,11 +141,9 @@ class HumanReporter:
         tokens = sum(c.get("generated_tokens") or 0 for c in result.get("calls") or [])
         attempts = len(result.get("attempts") or [])
         tries = f", {attempts} attempts" if attempts > 1 else ""
-        if result["ok"] and (result.get("attempts") or [{}])[-1].get("constrained"):
-            tries += ", the last under a repair grammar"  # it runs; that it computes the step is less sure
-        if ended_at_loop(result.get("calls")):
-            tries += f", {LOOP_NOTE}"
         self.console.print(f"{mark} in {result['seconds']:.1f} s, {tokens} tokens{tries}")
+        if result.get("check"):
+            self.console.print(format_check(result["check"]), markup=False, style="dim")
         if result.get("code"):
             self.console.print(result["code"], markup=False, style="cyan")
         self.console.print(result["output"], markup=False)
@@ -161,14 +159,12 @@ class HumanReporter:
             self._status = None
 
 
-LOOP_NOTE = "ended where it began to repeat itself"
-
-
-def ended_at_loop(calls: list[dict[str, Any]] | None) -> bool:
-    """Whether a call's text was ended by the loop stop (hierplan.models.repeated_lines)."""
-    from hierplan.schema import call_ended_at_loop  # pydantic: not on the path of `hierplan --help`
-
-    return any(call_ended_at_loop(c) for c in calls or [])
+def format_check(check: dict[str, Any]) -> str:
+    """One line: what the independent programs of a step's check printed (hierplan.nodes.vote)."""
+    answers = ", ".join("failed" if a is None else str(a) for a in check.get("answers") or [])
+    verdict = "kept" if not check.get("changed") else "changed to"
+    return (f"check: {check.get('programs')} programs printed {answers}; {check.get('agreed')} agree, "
+            f"{verdict} {check.get('chosen')}")
 
 
 def print_revision(console, revision: dict[str, Any]) -> None:

@@ -6,7 +6,6 @@ from collections import defaultdict
 from typing import Any
 
 from hierplan.nodes.tool_choice import is_numeric_task
-from hierplan.schema import call_ended_at_loop
 
 NODES = ("planner", "llm_step", "python_step", "aggregator")
 # A plan that parsed on the first try: the local grammar, a server-side constraint, or a free-text reply.
@@ -70,14 +69,13 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
         "has_python_step": python_planned > 0 or bool(python),
         "python_ok_first_try": sum(1 for r in python if (r.get("attempts") or [{}])[0].get("ok")),
         "python_ok": sum(1 for r in python if r.get("ok")),
-        "python_ok_constrained": sum(1 for r in python
-                                     if r.get("ok") and (r.get("attempts") or [{}])[-1].get("constrained")),
+        "checks": sum(1 for r in python if r.get("check")),
+        "checks_changed": sum(1 for r in python if (r.get("check") or {}).get("changed")),
         "python_attempts": sum(len(r.get("attempts") or []) for r in python),
         "python_errors": [(a.get("error") or "")[:ERROR_CHARS] for r in python for a in r.get("attempts") or []
                           if not a.get("ok")],
         "model_calls": len(calls),
         "calls_at_budget": sum(1 for c in calls if c.get("finish_reason") == "length"),
-        "calls_at_loop": sum(1 for c in calls if call_ended_at_loop(c)),
         "generated_tokens": sum(int(c.get("generated_tokens") or 0) for c in calls),
         "node_seconds": node_seconds(state),
         "node_tokens": node_tokens(state),

@@ -53,7 +53,6 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     python_run = sum(r.get("python_steps_run") or 0 for r in records)
     first = sum(r.get("python_ok_first_try") or 0 for r in records)
     ok = sum(r.get("python_ok") or 0 for r in records)
-    constrained = sum(r.get("python_ok_constrained") or 0 for r in records)
     seconds = round(sum(r.get("seconds") or 0.0 for r in records), 1)
     node_seconds: dict[str, float] = {}
     for r in records:
@@ -83,7 +82,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "python_steps": python_run,
         "python_ok_first_try": first,
         "python_ok": ok,
-        "python_ok_constrained": constrained,
+        "checks": sum(r.get("checks") or 0 for r in records),
+        "checks_changed": sum(r.get("checks_changed") or 0 for r in records),
         "python_ok_first_try_pct": _pct(first, python_run),
         "python_ok_pct": _pct(ok, python_run),
         # Writing tasks (records with requirements): the share of requirements met, and of tasks with a
@@ -99,7 +99,6 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "answer_check_contradictions": sum(1 for c in checks if not c.get("ok")),
         "model_calls": sum(r.get("model_calls") or 0 for r in records),
         "calls_at_budget": sum(r.get("calls_at_budget") or 0 for r in records),
-        "calls_at_loop": sum(r.get("calls_at_loop") or 0 for r in records),
         "generated_tokens": tokens,
         "tokens_per_task": round(tokens / n) if n else None,
         "seconds": seconds,
@@ -129,12 +128,12 @@ def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) 
          f"{_fmt(s.get('tasks_with_python_pct'), '%')} ({s.get('tasks_with_python')}/{s['tasks']}; "
          f"{s.get('numeric_tasks')} ask for a quantity)"),
         ("python ok first try", f"{_fmt(s['python_ok_first_try_pct'], '%')} ({s['python_ok_first_try']}/{s['python_steps']})"),
-        ("python ok after repair", f"{_fmt(s['python_ok_pct'], '%')} ({s['python_ok']}/{s['python_steps']}; "
-         f"{s.get('python_ok_constrained', 0)} by a repair under a grammar)"),
+        ("python ok after repair", f"{_fmt(s['python_ok_pct'], '%')} ({s['python_ok']}/{s['python_steps']})"),
+        ("computed answers checked by whole-task programs (number changed by the vote)",
+         f"{s.get('checks', 0)} ({s.get('checks_changed', 0)})"),
         ("answer contradicts the last computation", f"{s.get('answer_check_contradictions')} of "
          f"{s.get('answer_checks')} checked"),
-        ("model calls (ended at the token budget; at a loop)",
-         f"{s.get('model_calls')} ({s.get('calls_at_budget')}; {s.get('calls_at_loop')})"),
+        ("model calls (ended at the token budget)", f"{s.get('model_calls')} ({s.get('calls_at_budget')})"),
         ("generated tokens (per task)", f"{s['generated_tokens']} ({_fmt(s['tokens_per_task'])})"),
         ("seconds total (per task)", f"{s['seconds']} ({_fmt(s['seconds_per_task'])})"),
         ("seconds per node", nodes),

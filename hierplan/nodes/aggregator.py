@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -13,6 +14,10 @@ from hierplan.nodes.answer_check import check_answer, computations
 from hierplan.nodes.context import aggregator_results
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
+
+
+FINAL_LINE = "Final answer: {value}"
+FINAL_LINE_RE = re.compile(r"\s*\**final answer\**\s*:", re.IGNORECASE)
 
 
 def aggregator_messages(state: dict[str, Any]) -> list:
@@ -34,7 +39,14 @@ def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
         update: dict[str, Any] = {"final": final, "calls": [call.model_dump()]}
         check = check_answer(state["task"], final, state.get("results") or [])
         if check is not None:
-            update["answer_check"] = check  # recorded for `show`; the answer itself stays as the model wrote it
+            if not check["ok"]:
+                # The computation is exact and was checked (vote.py); prose that ends on another number is the
+                # model redoing arithmetic in words. The answer keeps the prose and ends on the computed value.
+                kept = [line for line in final.splitlines() if not FINAL_LINE_RE.match(line)]
+                final = update["final"] = "\n".join([*kept, FINAL_LINE.format(value=check["computed"])]).strip()
+                check = {**check, "corrected": True,
+                         "note": check["note"] + "; the answer now ends with the computed value"}
+            update["answer_check"] = check
         return update
 
     return aggregator

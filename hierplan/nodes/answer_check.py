@@ -1,4 +1,5 @@
-"""Does the final answer agree with what the plan computed? Recorded on the run, never used to rewrite it."""
+"""Does the final answer agree with what the plan computed? Recorded on the run; the aggregator ends a
+numeric answer that disagrees on the computed value (aggregator.py)."""
 
 from __future__ import annotations
 

@@ -50,6 +50,12 @@ Use only the standard library, numpy or pandas. No input(), no network, no files
 
 CODE_USER = "Task: {task}\n{step}"
 
+# The independent check of a numeric answer (hierplan.nodes.vote): one program for the whole task.
+CHECK_SYSTEM = """You write one short Python 3 program that solves the user's task.
+Reply with the program only, in a ```python block. Write every value the task gives into a named variable, compute the answer step by step, and end with print() of the final answer: just the number, in the unit the question asks for.
+Use only the standard library. No input()."""
+CHECK_USER = "Task: {task}"
+
 # Worked examples, shown before the step as earlier chat turns (a 135M model copied the names of an example
 # given inside the system prompt into its own programs; as turns it keeps them apart). One uses an earlier
 # step's variable, one is not arithmetic. Each: (task, earlier results as (id, title, output, program or None),

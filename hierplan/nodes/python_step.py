@@ -18,6 +18,9 @@ from hierplan.nodes.context import earlier_programs, prior_results, step_request
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
 from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.tool_choice import is_numeric_task
+from hierplan.nodes.vote import check_messages, vote
+from hierplan.eval.scoring import last_number
 from hierplan.schema import CodeAttempt, StepResult
 
 # Repairs after the first attempt: a syntax error, an exception, a timeout or no output is shown to the
@@ -149,7 +152,9 @@ def run_attempt(code: str, run_code: CodeRunner, earlier: Sequence[str] = ()) ->
 
 
 def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: CodeRunner = default_runner,
-                     max_repairs: int = MAX_CODE_REPAIRS):
+                     max_repairs: int = MAX_CODE_REPAIRS, check_votes: bool = True):
+    """``check_votes``: in a numeric task, check the number the plan's last Python step printed with programs
+    that solve the whole task (vote.py)."""
     examples = code_example_turns()
 
     def python_step(payload: dict[str, Any]) -> dict[str, Any]:
@@ -176,12 +181,19 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
             hint = repair_hint(attempt.error or "", attempt.code)
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
-        last = attempts[-1]
+        last, check = attempts[-1], None
+        if (check_votes and last.ok and is_numeric_task(payload["task"]) and last_number(last.stdout) is not None
+                and step["id"] == max(s["id"] for s in payload["plan"]["steps"] if s["tool"] == "python")):
+            last, check, more = vote(model, check_messages(payload["task"]), sampling.code, last,
+                                     lambda code: run_attempt(code, run_code), seed=sampling.seed,
+                                     seed_key=(step["id"],))
+            calls += more
+            emit("step_check", step_id=step["id"], **check)
         result = StepResult(
             step_id=step["id"], title=step["title"], tool=step["tool"],
             output=last.stdout.strip() if last.ok else f"Python step failed: {last.error}",
             ok=last.ok, error=None if last.ok else last.error, code=last.code, stdout=last.stdout,
-            attempts=attempts, calls=calls, seconds=round(time.perf_counter() - start, 3),
+            attempts=attempts, calls=calls, check=check, seconds=round(time.perf_counter() - start, 3),
         )
         return {"results": [result.as_state()]}
 
