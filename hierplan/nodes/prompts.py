@@ -8,16 +8,21 @@ Reply with one JSON object only, in this shape:
 Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs calculation or code, "llm" for writing or reasoning, "none" when no tool is needed. Keep every text short."""
 
 # Worked examples shown before the task as earlier chat turns: a small model copies their shape and tone far
-# better than it follows rules. One calculation task and one writing task, so neither tool is implied.
+# better than it follows rules. One calculation task and one writing task, so neither tool is implied. The
+# calculation is one program (on the dev set, plans that split it over several steps lost values between steps
+# and cost a program each), followed by a sense check and the answer.
 PLANNER_EXAMPLES: tuple[tuple[str, dict], ...] = (
     ("A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
      {"goal": "Find Tom's change in dollars", "assumptions": ["There is no tax"], "steps": [
-         {"id": 1, "title": "Cost of the pens", "instruction": "Multiply 3 pens by $2 per pen.", "tool": "python",
-          "expected_output": "The cost in dollars", "depends_on": []},
-         {"id": 2, "title": "Change", "instruction": "Subtract the cost of the pens from $10.", "tool": "python",
-          "expected_output": "The change in dollars", "depends_on": [1]},
+         {"id": 1, "title": "Compute the change",
+          "instruction": "In one program: the pen price, the number of pens and the bill, then the cost and "
+                         "the change, and print the change.",
+          "tool": "python", "expected_output": "The change in dollars", "depends_on": []},
+         {"id": 2, "title": "Sense check", "instruction": "Say in one sentence whether the change is less than "
+                                                          "the $10 paid, as it must be.",
+          "tool": "llm", "expected_output": "One sentence", "depends_on": [1]},
          {"id": 3, "title": "Answer", "instruction": "State the change in one sentence.", "tool": "llm",
-          "expected_output": "One sentence with the number", "depends_on": [2]}]}),
+          "expected_output": "One sentence with the number", "depends_on": [1]}]}),
     ("Write a short thank-you note to a colleague who helped with a project.",
      {"goal": "A short, warm thank-you note", "assumptions": ["The colleague's name is unknown"], "steps": [
          {"id": 1, "title": "Key points", "instruction": "List what the colleague did and why it mattered.",
@@ -56,15 +61,15 @@ Reply with the program only, in a ```python block. Write every value the task gi
 Use only the standard library. No input()."""
 CHECK_USER = "Task: {task}"
 
-# Worked examples, shown before the step as earlier chat turns (a 135M model copied the names of an example
-# given inside the system prompt into its own programs; as turns it keeps them apart). One uses an earlier
-# step's variable, one is not arithmetic. Each: (task, earlier results as (id, title, output, program or None),
-# step, program).
+# Worked examples, shown before the step as earlier chat turns (a model copies the names of an example given
+# inside the system prompt into its own programs; as turns it keeps them apart). One computes a whole answer
+# with named values, one is not arithmetic. Each: (task, earlier results as (id, title, output, program or
+# None), step, program).
 CODE_EXAMPLES: tuple[tuple[str, tuple[tuple[int, str, str, str | None], ...], dict, str], ...] = (
-    (PLANNER_EXAMPLES[0][0], ((1, "Cost of the pens", "6", "pens = 3\nprice = 2\ncost = pens * price\nprint(cost)"),),
-     {"id": 2, "title": "Change", "instruction": "Subtract the cost of the pens from $10.",
+    (PLANNER_EXAMPLES[0][0], (),
+     {"id": 1, "title": "Compute the change", "instruction": PLANNER_EXAMPLES[0][1]["steps"][0]["instruction"],
       "expected_output": "The change in dollars"},
-     "paid = 10\nchange = paid - cost\nprint(change)"),
+     "price = 2\npens = 3\npaid = 10\ncost = pens * price\nchange = paid - cost\nprint(change)"),
     ("Which words appear more than once in 'the cat saw the dog and the dog ran'?", (),
      {"id": 1, "title": "Repeated words", "instruction": "Count each word and keep those that appear more than once.",
       "expected_output": "The repeated words"},
