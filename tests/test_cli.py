@@ -52,7 +52,7 @@ def test_run_json_emits_one_event_per_line(models, db, capsys):
     every = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     live = [e for e in every if e["event"] in LIVE_EVENTS]
     events = [e for e in every if e["event"] not in LIVE_EVENTS]
-    assert events[0] == {"event": "run_started", "run_id": "j1", "task": "Compute", "resumed": False}
+    assert events[0] == {"event": "run_started", "run_id": "j1", "task": "Compute", "resumed": False, "model": None}
     assert [e["event"] for e in events[1:]] == ["plan", "step_finished", "step_finished", "step_finished",
                                                 "final", "run_finished"]
     # live progress as it happens: planning, each step starting, the code attempt, the answer streamed
@@ -395,3 +395,22 @@ def test_concurrency_one_runs_one_task_at_a_time(tmp_path):
 def test_eval_concurrency_must_be_positive(models, tmp_path, capsys):
     assert main(["eval", eval_tasks(tmp_path), "--out", str(tmp_path / "o"), "--concurrency", "0"]) == 2
     assert "--concurrency must be at least 1" in capsys.readouterr().err
+
+
+def test_the_run_record_names_the_model_its_engine_and_quantization(models, db, capsys, monkeypatch):
+    import hierplan.models
+    from fakes import ScriptedChatModel
+
+    info = {"name": "Qwen2.5-Coder-1.5B-Instruct", "engine": "llama.cpp", "quantization": "Q4_K_M",
+            "device": "cpu", "path": "/somewhere/model.gguf"}
+    fake = ScriptedChatModel(script=three_llm_steps(), metadata={"hierplan_model": info})
+    monkeypatch.setattr(hierplan.models, "load_chat_model", lambda *a, **k: fake)
+    monkeypatch.setenv("COLUMNS", "200")  # the runs table on one line
+    assert main(["run", "Compute", "--json", "--db", db, "--run-id", "m1"]) == 0
+    started = json.loads(capsys.readouterr().out.splitlines()[0])
+    recorded = {k: info[k] for k in ("name", "engine", "quantization", "device")}
+    assert started["event"] == "run_started" and started["model"] == recorded
+    assert main(["show", "m1", "--json", "--db", db]) == 0
+    assert json.loads(capsys.readouterr().out)["run"]["model"] == recorded
+    assert main(["runs", "--db", db]) == 0
+    assert "Qwen2.5-Coder-1.5B-Instruct on llama.cpp (Q4_K_M)" in capsys.readouterr().out

@@ -41,10 +41,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("id", "status", "started", "task", box=None)
+    from hierplan.cli.output import describe_model
+
+    table = Table("id", "status", "started", "model", "task", box=None)
     for r in runs:
         row = r.as_json()
-        table.add_row(r.id, r.status, row["started"].replace("T", " "), _one_line(r.task, 70))
+        table.add_row(r.id, r.status, row["started"].replace("T", " "),
+                      describe_model(r.model) if r.model else "", _one_line(r.task, 60))
     Console(highlight=False).print(table if runs else "no runs yet; start one with: hierplan run TASK")
     return 0
 
@@ -79,6 +82,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False)
     console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
+    if record.model:
+        from hierplan.cli.output import describe_model
+
+        console.print(f"model: {describe_model(record.model)}", markup=False)
     if record.error:
         console.print(f"[red]error:[/red] {record.error}", markup=True)
     plan = values.get("plan")

@@ -20,8 +20,8 @@ class JsonReporter:
     def status(self, text: str) -> None:
         pass
 
-    def run_started(self, run_id: str, task: str, resumed: bool = False) -> None:
-        self.emit("run_started", run_id=run_id, task=task, resumed=resumed)
+    def run_started(self, run_id: str, task: str, resumed: bool = False, model: dict | None = None) -> None:
+        self.emit("run_started", run_id=run_id, task=task, resumed=resumed, model=model)
 
     def update(self, node: str, update: dict[str, Any]) -> None:
         if node == "planner":
@@ -66,9 +66,11 @@ class HumanReporter:
         if self._status:
             self._status.update(text)
 
-    def run_started(self, run_id: str, task: str, resumed: bool = False) -> None:
+    def run_started(self, run_id: str, task: str, resumed: bool = False, model: dict | None = None) -> None:
         verb = "Resuming" if resumed else "Run"
         self.console.print(f"[bold]{verb} {run_id}[/bold]: {task}")
+        if model:
+            self.console.print(f"[dim]model: {describe_model(model)}[/dim]")
         self.status("planning")
 
     def update(self, node: str, update: dict[str, Any]) -> None:
@@ -157,6 +159,13 @@ class HumanReporter:
         if self._status:
             self._status.stop()
             self._status = None
+
+
+def describe_model(model: dict) -> str:
+    """"name on engine (quantization)" for a run's recorded model."""
+    where = f" on {model['engine']}" if model.get("engine") else ""
+    quant = f" ({model['quantization']})" if model.get("quantization") else ""
+    return f"{model.get('name', '?')}{where}{quant}"
 
 
 def format_check(check: dict[str, Any]) -> str:

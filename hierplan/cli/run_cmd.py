@@ -102,6 +102,13 @@ def prepare_resume(store: RunStore, run_id: str, args: argparse.Namespace):
     return record, options
 
 
+def model_info(model: Any) -> dict[str, Any] | None:
+    """Name, engine and quantization of a loaded chat model, as it records them (None for one that does not)."""
+    info = (getattr(model, "metadata", None) or {}).get("hierplan_model") or {}
+    brief = {k: info.get(k) for k in ("name", "engine", "quantization", "device") if info.get(k) is not None}
+    return brief or None
+
+
 def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: str, store: RunStore,
             args: argparse.Namespace, *, resumed: bool, task: str | None = None, reporter=None, load=None) -> int:
     """Run the graph to its end or its approval stop. ``reporter`` and ``load`` (options -> model) default to
@@ -109,10 +116,13 @@ def execute(run_id: str, graph_input: dict | None, options: dict[str, Any], db: 
     from hierplan.cli.output import make_reporter
 
     reporter = reporter or make_reporter(args.json)
-    reporter.run_started(run_id, task or graph_input["task"], resumed=resumed)
     try:
         reporter.status("loading the model")
         model = (load or load_model)(options)
+        info = model_info(model)
+        if info:
+            store.set_model(run_id, info)
+        reporter.run_started(run_id, task or graph_input["task"], resumed=resumed, model=info)
         reporter.status("planning")
         graph = build(options, open_checkpointer(db), model=model)
         config = {"configurable": {"thread_id": run_id}}

@@ -65,7 +65,7 @@ def embedded(name: str) -> ModelSpec:
         raise ModelNotFoundError(
             f"The embedded model {model.short} ({model.title}) is not installed. Fix: `{model.install}`, or "
             f"choose another model with --model / {MODEL_ENV} (`hierplan models` lists what is installed).")
-    return ModelSpec("gguf", str(path), f"{model.title} ({model.quantization} GGUF, embedded)", model.quantization)
+    return ModelSpec("gguf", str(path), model.title, model.quantization)
 
 
 def embedded_gguf() -> Path:

@@ -209,6 +209,9 @@ class PostgresRunStore(RunStore):
         self._execute("UPDATE hierplan_runs SET status=%s, updated=%s, pid=%s, host=%s, error=%s WHERE id=%s",
                       (status, updated, pid, host, error, run_id), writing=True)
 
+    def _set_options(self, run_id: str, options: str) -> None:
+        self._execute("UPDATE hierplan_runs SET options=%s WHERE id=%s", (options, run_id), writing=True)
+
     def _select(self, run_id: str | None) -> list[RunRecord]:
         where, params = ("WHERE r.id = %s", (run_id,)) if run_id is not None else ("ORDER BY r.started DESC", ())
         rows = self._execute(f"SELECT {', '.join('r.' + c for c in COLUMNS.split(', '))}, {_LEASE_HELD} "

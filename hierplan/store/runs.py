@@ -17,6 +17,8 @@ RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 STATUSES = ("running", "waiting", "interrupted", "failed", "done")
 # The first nine columns, in this order, on both back ends (Postgres adds a lease key after them).
 COLUMNS = "id, task, status, started, updated, pid, host, options, error"
+# The loaded model's name, engine and quantization, kept in the options column (not an option one can pass).
+MODEL_INFO_KEY = "loaded_model"
 
 
 @dataclass
@@ -31,9 +33,15 @@ class RunRecord:
     options: dict[str, Any]
     error: str | None
 
+    @property
+    def model(self) -> dict[str, Any] | None:
+        """The model the run last ran on (name, engine, quantization), as loaded; None before it loaded."""
+        return self.options.get(MODEL_INFO_KEY)
+
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status, "task": self.task,
-                "started": _iso(self.started), "updated": _iso(self.updated), "error": self.error}
+                "started": _iso(self.started), "updated": _iso(self.updated), "error": self.error,
+                "model": self.model}
 
 
 def _iso(ts: float) -> str:
@@ -75,6 +83,9 @@ class RunStore:
                 error: str | None) -> None:
         raise NotImplementedError
 
+    def _set_options(self, run_id: str, options: str) -> None:
+        raise NotImplementedError
+
     def _select(self, run_id: str | None) -> list[RunRecord]:
         """One run (or every run, newest first), with 'running' shown as 'interrupted' when its process is gone."""
         raise NotImplementedError
@@ -99,6 +110,11 @@ class RunStore:
             raise UsageError(f"a run with id {run_id!r} already exists; resume it with: hierplan resume {run_id}") from exc
         self._claim(run_id)
         return run_id
+
+    def set_model(self, run_id: str, info: dict[str, Any]) -> None:
+        """Record the model the run runs on (kept with its options: no other column changes)."""
+        record = self.get(run_id)
+        self._set_options(run_id, json.dumps({**record.options, MODEL_INFO_KEY: info}))
 
     def set_status(self, run_id: str, status: str, error: str | None = None) -> None:
         if status not in STATUSES:

@@ -132,6 +132,9 @@ class SqliteRunStore(RunStore):
         self._write("UPDATE hierplan_runs SET status=?, updated=?, pid=?, host=?, error=? WHERE id=?",
                     (status, updated, pid, host, error, run_id))
 
+    def _set_options(self, run_id: str, options: str) -> None:
+        self._write("UPDATE hierplan_runs SET options=? WHERE id=?", (options, run_id))
+
     def _select(self, run_id: str | None) -> list[RunRecord]:
         sql = f"SELECT {COLUMNS} FROM hierplan_runs"
         sql += " WHERE id=?" if run_id is not None else " ORDER BY started DESC"
