@@ -64,7 +64,7 @@ def main() -> None:
     body = f"""Command: `python bench/parallel_steps.py --tokens {n} --rounds {args.rounds}`
 Machine: {machine_line()}
 
-4 independent LLM steps (`depends_on: []`), {n} generated tokens each (forced), embedded SmolLM2-135M,
+4 independent LLM steps (`depends_on: []`), {n} generated tokens each (forced), embedded model,
 the plan injected with `update_state` so both modes run the same prompts. Medians of {args.rounds} alternating rounds;
 the aggregator is held to 1 token in both.
 

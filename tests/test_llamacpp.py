@@ -53,6 +53,13 @@ def test_max_tokens_ends_with_length(chat):
     assert message.response_metadata["finish_reason"] == "length"
 
 
+def test_min_tokens_equal_to_max_tokens_fixes_the_length(chat):
+    message = chat.invoke(ASK, temperature=0, max_tokens=40, min_tokens=40)
+    assert message.usage_metadata["output_tokens"] == 40
+    with pytest.raises(TypeError, match="only equal to max_tokens"):
+        chat.invoke(ASK, max_tokens=40, min_tokens=10)
+
+
 def test_a_seed_reproduces_a_sample(chat):
     draws = [chat.invoke(ASK, temperature=1.2, top_p=1.0, max_tokens=24, seed=seed).content for seed in (5, 5, 6, 7)]
     assert draws[0] == draws[1]

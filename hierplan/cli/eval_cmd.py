@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from hierplan.eval.report import ResultsWriter, render_summary, write_summary
     from hierplan.eval.requirements import requirement_fields
     from hierplan.eval.tasks import load_tasks
+    from hierplan.models.catalog import DEFAULT
     from hierplan.nodes.replanner import MAX_REPLANS
 
     from hierplan.eval.distributed import check_ray_args  # imports no Ray
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     meta = {
         "command": shlex.join(["hierplan", *args.argv]) if args.argv is not None else None,
         "tasks file": args.tasks,
-        "model": options.get("model") or os.environ.get("HIERPLAN_MODEL") or "embedded SmolLM2-135M-Instruct",
+        "model": options.get("model") or os.environ.get("HIERPLAN_MODEL") or f"embedded {DEFAULT.short}",
         "constrain": not options.get("no_constrain"),
         "parallel steps": not options.get("sequential"),
         "seed": options.get("seed"),

@@ -60,11 +60,17 @@ class ChatLlamaCpp(BaseChatModel):
         options = {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens,
                    "repetition_penalty": self.repetition_penalty, "seed": self.seed, "stop": stop}
         kwargs.pop("stream", None)  # langchain's "use _stream" switch, already acted on
+        min_tokens = kwargs.pop("min_tokens", None)
         unknown = set(kwargs) - set(_FIELDS)
         if unknown:
             raise TypeError(f"ChatLlamaCpp does not take {sorted(unknown)}")
         options.update({k: v for k, v in kwargs.items() if v is not None})
         request = {_FIELDS[k]: v for k, v in options.items() if v is not None}
+        if min_tokens:
+            # llama.cpp's server has no minimum length, only "generate to the cap" (benchmarks of equal work).
+            if int(min_tokens) < int(request["max_tokens"]):
+                raise TypeError("ChatLlamaCpp takes min_tokens only equal to max_tokens (a fixed length)")
+            request["ignore_eos"] = True
         request["messages"] = [{"role": _ROLES.get(m.type, m.type),
                                 "content": m.content if isinstance(m.content, str) else str(m.content)}
                                for m in messages]

@@ -32,7 +32,8 @@ DEFAULTS_ENV = "HIERPLAN_SERVER_DEFAULTS"
 # Options a client may set per assistant or per run, with the types they must have.
 # Those in cli_options.LOAD_KEYS choose the model; the rest shape the graph, as on the command line.
 OPTION_TYPES: dict[str, tuple[type, ...]] = {
-    "model": (str,), "base_url": (str,), "device": (str,), "quantize": (str,), "max_new_tokens": (int,),
+    "model": (str,), "base_url": (str,), "engine": (str,), "device": (str,), "quantize": (str,),
+    "max_new_tokens": (int,),
     "temperature": (int, float), "seed": (int,), "max_replans": (int,),
     "sequential": (bool,), "approve": (bool,), "no_constrain": (bool,),
 }
