@@ -20,7 +20,8 @@ def _guard_real_model_loads(request, monkeypatch):
     transformers_engine._from_pretrained (transformers); refuse both unless the test is marked."""
     if request.node.get_closest_marker("real_model"):
         return
-    from hierplan.models import llamacpp_engine, transformers_engine
+    from hierplan.models.hf import engine as transformers_engine
+    from hierplan.models.llamacpp import engine as llamacpp_engine
 
     def refuse(*args, **kwargs):
         raise AssertionError(

@@ -1,4 +1,4 @@
-"""Grammar-constrained plan decoding (hierplan.models.constrained)."""
+"""Grammar-constrained plan decoding (hierplan.models.hf.constrained)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from hierplan.cli.run_cmd import DEMO_TASK
-from hierplan.models.constrained import schema_regex, worst_case_json_bytes
+from hierplan.models.hf.constrained import schema_regex, worst_case_json_bytes
 from hierplan.nodes import prompts
 from hierplan.schema import Plan
 
@@ -58,7 +58,7 @@ def test_a_model_without_structured_output_says_so():
 
 
 def test_import_does_not_import_torch():
-    code = "import sys, hierplan.models.constrained; print('torch' in sys.modules, 'transformers' in sys.modules)"
+    code = "import sys, hierplan.models.hf.constrained; print('torch' in sys.modules, 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 
@@ -111,7 +111,7 @@ def test_the_processor_constrains_a_plain_generate_call(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
     from test_transformers_engine import save_tiny_qwen2
 
-    from hierplan.models import constrained
+    from hierplan.models.hf import constrained
     from hierplan.schema import DraftPlan
 
     folder = save_tiny_qwen2(tmp_path)
@@ -132,7 +132,7 @@ def test_the_processor_constrains_a_plain_generate_call(tmp_path):
 def embedded_chat():
     """The embedded SmolLM2 GGUF through the transformers engine, loaded once."""
     from hierplan.models.resolve import embedded_gguf, ModelSpec
-    from hierplan.models.transformers_engine import load_transformers_chat
+    from hierplan.models.hf.engine import load_transformers_chat
 
     path = embedded_gguf()
     return load_transformers_chat(ModelSpec("gguf", str(path), path.name), device="cpu")

@@ -16,8 +16,8 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.models import load_chat_model
-from hierplan.models.llamacpp_chat import ChatLlamaCpp
-from hierplan.models.llamacpp_engine import EngineError
+from hierplan.models.llamacpp.chat import ChatLlamaCpp
+from hierplan.models.llamacpp.engine import EngineError
 from hierplan.schema import DraftPlan
 
 pytestmark = pytest.mark.real_model

@@ -19,7 +19,7 @@ from hierplan.models.resolve import ModelSpec
 
 
 def test_import_is_light():
-    code = ("import hierplan.models, hierplan.models.loader, hierplan.models.llamacpp_chat, sys; "
+    code = ("import hierplan.models, hierplan.models.loader, hierplan.models.llamacpp.chat, sys; "
             "assert 'torch' not in sys.modules and 'xllamacpp' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 

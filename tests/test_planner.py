@@ -9,7 +9,7 @@ from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object, strip_code_fences
 from hierplan.nodes.planner import make_planner, parse_plan
-from hierplan.models.json_grammar import schema_regex
+from hierplan.models.hf.json_grammar import schema_regex
 from hierplan.schema import DraftPlan, Plan
 
 

@@ -11,8 +11,8 @@ from langchain_core.messages import HumanMessage
 
 from hierplan.errors import RemoteModelError, UsageError
 from hierplan.models import load_chat_model
-from hierplan.models.remote import NO_KEY, OpenAICompatibleChatModel, public_url
-from hierplan.models.remote_structured import request_kwargs, server_schema
+from hierplan.models.remote.chat import NO_KEY, OpenAICompatibleChatModel, public_url
+from hierplan.models.remote.structured import request_kwargs, server_schema
 from hierplan.nodes import prompts
 from hierplan.schema import DraftPlan
 from servers.launch import free_port

@@ -1,4 +1,4 @@
-"""The transformers engine (hierplan.models.transformers_engine) and its chat model (hierplan.models.hf_chat) on a
+"""The transformers engine (hierplan.models.hf.engine) and its chat model (hierplan.models.hf.chat) on a
 tiny random Qwen2 saved in a tmp folder, and the embedded SmolLM2 GGUF loaded with ``gguf_file=``."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def one_torch_thread():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory, one_torch_thread):
-    from hierplan.models.transformers_engine import load_transformers_chat
+    from hierplan.models.hf.engine import load_transformers_chat
 
     folder = save_tiny_qwen2(tmp_path_factory.mktemp("tiny-qwen2"))
     return load_transformers_chat(ModelSpec("folder", str(folder), "tiny-qwen2"), device="cpu",
@@ -75,7 +75,7 @@ def _prompt_tokens(chat, messages) -> int:
 
 
 def test_importing_the_engine_imports_no_torch():
-    code = ("import sys, hierplan.models.transformers_engine, hierplan.models.hf_chat; "
+    code = ("import sys, hierplan.models.hf.engine, hierplan.models.hf.chat; "
             "print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
@@ -83,7 +83,7 @@ def test_importing_the_engine_imports_no_torch():
 
 def test_weights_load_through_one_module_function(monkeypatch):
     """The conftest guard has one function to patch: every load calls it, looked up at call time."""
-    from hierplan.models import transformers_engine
+    from hierplan.models.hf import engine as transformers_engine
 
     seen = []
 
@@ -99,7 +99,7 @@ def test_weights_load_through_one_module_function(monkeypatch):
 
 def test_a_bad_quantize_value_is_a_clear_error():
     from hierplan.errors import ModelLoadError
-    from hierplan.models.transformers_engine import load_transformers_chat
+    from hierplan.models.hf.engine import load_transformers_chat
 
     with pytest.raises(ModelLoadError, match="quantize='8bit'"):
         load_transformers_chat(ModelSpec("folder", "/nowhere", "x"), quantize="8bit")
@@ -108,7 +108,7 @@ def test_a_bad_quantize_value_is_a_clear_error():
 @pytest.mark.real_model
 def test_a_missing_folder_is_a_load_error_naming_it(tmp_path):
     from hierplan.errors import ModelLoadError
-    from hierplan.models.transformers_engine import load_transformers_chat
+    from hierplan.models.hf.engine import load_transformers_chat
 
     with pytest.raises(ModelLoadError, match="missing-model"):
         load_transformers_chat(ModelSpec("folder", str(tmp_path / "missing-model"), "missing-model"), device="cpu")
@@ -158,7 +158,7 @@ def test_seeded_sampling_is_reproducible_and_seeds_matter(tiny):
 
 @pytest.mark.real_model
 def test_a_seeded_batch_gives_each_row_its_own_seed(tiny):
-    from hierplan.models.hf_chat import row_seed
+    from hierplan.models.hf.chat import row_seed
 
     rows = tiny.batch([ASK, ASK], temperature=1.0, max_tokens=12, seed=9)
     alone = [tiny.invoke(ASK, temperature=1.0, max_tokens=12, seed=row_seed(9, i)).content for i in range(2)]
@@ -236,7 +236,7 @@ def test_a_whole_graph_run_finishes_on_the_tiny_model(tiny):
 @pytest.mark.slow
 def test_the_embedded_gguf_loads_through_gguf_file_and_answers(one_torch_thread):
     from hierplan.models.resolve import embedded_gguf
-    from hierplan.models.transformers_engine import load_transformers_chat
+    from hierplan.models.hf.engine import load_transformers_chat
 
     path = embedded_gguf()
     chat = load_transformers_chat(ModelSpec("gguf", str(path), path.name), device="cpu", max_new_tokens=24)

@@ -15,13 +15,13 @@ REMOTE_PREFIX = "openai:"
 
 def load_chat_model(model: str | os.PathLike | None = None, *, base_url: str | None = None, **kwargs: Any):
     """The chat model for ``model``: ``openai:NAME`` is a model on an OpenAI-compatible server (base_url, else
-    OPENAI_BASE_URL; hierplan.models.remote), anything else a local model (hierplan.models.loader).
+    OPENAI_BASE_URL; hierplan.models.remote.chat), anything else a local model (hierplan.models.loader).
     None: $HIERPLAN_MODEL, else the embedded default."""
     spec = model
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         spec = os.environ.get("HIERPLAN_MODEL", "").strip() or None
     if isinstance(spec, str) and spec.strip().lower().startswith(REMOTE_PREFIX):
-        from hierplan.models.remote import load_remote_model
+        from hierplan.models.remote.chat import load_remote_model
 
         return load_remote_model(spec, base_url=base_url, **kwargs)
     if base_url is not None:

@@ -1,9 +1,9 @@
 """load_chat_model: the user's model choice -> a LangChain chat model on the engine that fits it.
 
 - a GGUF (an embedded model's short name, or a .gguf path) on the CPU: llama.cpp, in-process through the
-  prebuilt xllamacpp wheel (llamacpp_engine.py, llamacpp_chat.py);
+  prebuilt xllamacpp wheel (llamacpp/engine.py, llamacpp/chat.py);
 - a Hugging Face folder or hub id, anything on CUDA, or ``engine="transformers"``: transformers through
-  langchain-huggingface's HuggingFacePipeline (transformers_engine.py, hf_chat.py).
+  langchain-huggingface's HuggingFacePipeline (hf/engine.py, hf/chat.py).
 
 Every chat model records where it runs in ``chat.metadata["hierplan_model"]``: name, engine, quantization,
 device, path (the run record shows them).
@@ -71,7 +71,7 @@ def load_chat_model(
     if chosen == "llama.cpp":
         chat = _load_llamacpp(spec, max_new_tokens)
     else:
-        from hierplan.models.transformers_engine import load_transformers_chat
+        from hierplan.models.hf.engine import load_transformers_chat
 
         chat = load_transformers_chat(spec, device=device, quantize=quantize, max_new_tokens=max_new_tokens)
     log.info("Loaded %s", chat.metadata.get("hierplan_model"))
@@ -79,8 +79,8 @@ def load_chat_model(
 
 
 def _load_llamacpp(spec: ModelSpec, max_new_tokens: int):
-    from hierplan.models.llamacpp_chat import ChatLlamaCpp
-    from hierplan.models.llamacpp_engine import engine_for
+    from hierplan.models.llamacpp.chat import ChatLlamaCpp
+    from hierplan.models.llamacpp.engine import engine_for
 
     try:
         engine = engine_for(spec.path)

@@ -36,7 +36,7 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_huggingface import HuggingFacePipeline
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from hierplan.models import constrained
+from hierplan.models.hf import constrained
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 # Call options the model takes; anything else is a TypeError, so a misspelt option cannot pass unnoticed.

@@ -4,7 +4,7 @@
 local transformers model emit only compact JSON that ``Plan.model_validate_json``
 accepts, then stop: a plain transformers ``LogitsProcessor``, for
 ``pipeline(..., logits_processor=LogitsProcessorList([processor]))`` or ``model.generate``.
-The transformers chat model (hf_chat.py) uses it for ``with_structured_output``; nodes
+The transformers chat model (chat.py) uses it for ``with_structured_output``; nodes
 never see it.
 
 The grammar is a regular expression built from the schema (``schema_regex``): every
@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from hierplan.models.json_grammar import schema_regex, worst_case_json_bytes
+from hierplan.models.hf.json_grammar import schema_regex, worst_case_json_bytes
 
 __all__ = ["available", "grammar_processor", "schema_regex", "worst_case_json_bytes"]
 

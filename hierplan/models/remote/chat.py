@@ -8,7 +8,7 @@ hierplan's model contract asks of every model (docs/remote.md):
   request fields the server understands; ``max_tokens`` is sent as ``max_tokens`` (ChatOpenAI renames it to
   ``max_completion_tokens``, which llama.cpp's server ignores);
 - token usage comes from the server's ``usage`` (``usage_metadata``), streamed usage included;
-- ``with_structured_output(Schema, include_raw=True)`` is constrained on the server (remote_structured.py); a
+- ``with_structured_output(Schema, include_raw=True)`` is constrained on the server (structured.py); a
   request shape the server refuses (400/422) moves on to the next method, then to an unconstrained request;
 - every failure to talk to the server is one ``RemoteModelError`` line that never holds the API key.
 
@@ -144,7 +144,7 @@ class OpenAICompatibleChatModel(BaseChatOpenAI):
         or nothing the probe tried was applied), so callers use their own text path. Extra kwargs are sent with
         every request, as are kwargs given to the runnable's ``invoke`` or ``bind``.
         """
-        from hierplan.models.remote_structured import StructuredOutput, normalize_method
+        from hierplan.models.remote.structured import StructuredOutput, normalize_method
 
         if schema is None:
             raise ValueError("with_structured_output needs a schema")
@@ -163,7 +163,7 @@ class OpenAICompatibleChatModel(BaseChatOpenAI):
             return self.structured
         with self._probe_lock:
             if self._probed is None:
-                from hierplan.models.remote_structured import probe
+                from hierplan.models.remote.structured import probe
 
                 self._probed = probe(self)
                 self.metadata = {**(self.metadata or {}), "hierplan_structured_probe": self._probed}
@@ -270,7 +270,7 @@ def load_remote_model(model: str, *, base_url: str | None = None, api_key: str |
     HIERPLAN_REMOTE_REPETITION_PENALTY, else dropped. max_new_tokens: the default cap per call.
     No request is made here: a server that is down fails the first model call, inside the run.
     """
-    from hierplan.models.remote_structured import normalize_method
+    from hierplan.models.remote.structured import normalize_method
 
     name = model.strip()[len(PREFIX):].strip()
     if not name:

@@ -9,7 +9,7 @@ Nodes use it through the public chat-model API only:
 * ``usage_metadata`` from the engine's own token counts (prompt tokens served from its prompt cache are
   counted too, and reported as ``cached_tokens`` in ``response_metadata``);
 * ``with_structured_output(PydanticClass, include_raw=True)``: the reply constrained by llama.cpp's grammar
-  for the JSON schema hierplan sends every server (remote_structured.server_schema), tagged
+  for the JSON schema hierplan sends every server (remote.structured.server_schema), tagged
   ``response_metadata["hierplan_structured"] == "grammar"``.
 """
 
@@ -143,7 +143,7 @@ class ChatLlamaCpp(BaseChatModel):
         Returns a runnable giving the parsed object, or with ``include_raw`` ``{"raw", "parsed",
         "parsing_error"}`` (parsed None when the reply does not validate, e.g. cut off at max_tokens).
         """
-        from hierplan.models.remote_structured import server_schema
+        from hierplan.models.remote.structured import server_schema
 
         if kwargs.pop("method", "json_schema") != "json_schema" or kwargs:
             raise NotImplementedError(f"ChatLlamaCpp.with_structured_output takes no {sorted(kwargs)}")

@@ -62,7 +62,7 @@ UNCONSTRAINED = "none"
 
 
 def normalize_method(value: str) -> str:
-    from hierplan.models.remote import STRUCTURED_ENV, STRUCTURED_MODES
+    from hierplan.models.remote.chat import STRUCTURED_ENV, STRUCTURED_MODES
 
     method = _ALIASES.get(str(value).strip().lower(), str(value).strip().lower())
     if method not in STRUCTURED_MODES:

@@ -1,5 +1,5 @@
 """The transformers engine: a model folder, a Hugging Face id or a GGUF loaded with transformers, served as an
-HFChatModel (hf_chat.py) over langchain-huggingface's ``HuggingFacePipeline``.
+HFChatModel (chat.py) over langchain-huggingface's ``HuggingFacePipeline``.
 
 CUDA loads 4-bit nf4 through bitsandbytes (falling back, with a warning, to unquantized weights); CPU loads in
 device.py's dtype. A GGUF loads with ``from_pretrained(folder, gguf_file=name)``: transformers dequantizes it.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hierplan.errors import HierplanError, ModelLoadError, ModelNotFoundError
-from hierplan.models.device import cpu_dtype_name, cuda_dtype_name, pick_device
+from hierplan.models.hf.device import cpu_dtype_name, cuda_dtype_name, pick_device
 from hierplan.models.resolve import ModelSpec, hf_cache_dir
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,7 @@ def _wrap(model: Any, tokenizer: Any, name: str, max_new_tokens: int, info: dict
     from langchain_huggingface import HuggingFacePipeline
     from transformers import pipeline
 
-    from hierplan.models.hf_chat import HFChatModel
+    from hierplan.models.hf.chat import HFChatModel
 
     pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, max_new_tokens=max_new_tokens)
     llm = HuggingFacePipeline(pipeline=pipe, model_id=name, pipeline_kwargs={"max_new_tokens": max_new_tokens})
