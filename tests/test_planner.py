@@ -26,7 +26,7 @@ def test_model_path_parses_fenced_inline_and_prose_json(style):
     text = plan_json(["llm", "python", "none"], fenced=style == "fenced", prose=style == "prose")
     model, update = run_planner({"planner": [text]})
     assert update["plan_source"] == "model"
-    assert [s["tool"] for s in update["plan"]["steps"]] == ["llm", "python", "none"]
+    assert [s["tool"] for s in update["plan"]["steps"]] == ["llm", "python", "llm"]  # "none" re-decided: rule 4
     assert update["plan_failures"] == []
     assert model.count("planner") == 1 and model.count("planner_retry") == 0
 

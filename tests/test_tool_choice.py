@@ -46,8 +46,8 @@ def test_the_bundled_general_tasks_are_not_numeric():
     (step(1, "Multiply 3 pens by $2 per pen."), "python"),
     (step(1, "Find the cost of one brown sock.", expected="The cost in dollars"), "python"),
     (step(1, "Work out 45 - 25."), "python"),
-    (step(1, "State the change in one sentence.", expected="One sentence with the number"), "llm"),
-    (step(1, "Write the final answer.", expected="The total"), "llm"),   # presents; no expression
+    (step(1, "State the change in one sentence.", expected="One sentence with the number"), "none"),
+    (step(1, "Write the final answer.", expected="The total"), "none"),   # presents; no expression: no call
     (step(1, "Write the result of 3 * 4 as a sentence."), "python"),     # an expression to evaluate
     (step(1, "Read the problem carefully."), "llm"),
 ])
@@ -73,15 +73,16 @@ def test_steps_of_a_task_that_asks_for_no_quantity(s, tool):
     assert decide(s, numeric=False)[0] == tool
 
 
-def test_choose_tools_records_reasons_and_keeps_decided_steps_and_none():
+def test_choose_tools_records_reasons_and_keeps_decided_steps():
     plan = {"goal": "g", "assumptions": [], "steps": [
         step(1, "Add 2 and 3."),
-        step(2, "Think about it.", tool="none"),
+        step(2, "Think about it.", tool="none"),  # the model's "none" on a working step: the rule decides
         step(3, "Subtract 1.", tool="llm", tool_reason=USER_TOOL_REASON),  # a person's choice stays
+        step(4, "State the answer."),
     ]}
     out = choose_tools(plan, "I have 2 apples and get 3 more. How many apples do I have?")
-    assert [(s["tool"], bool(s["tool_reason"])) for s in out["steps"]] == [("python", True), ("none", True),
-                                                                          ("llm", True)]
+    assert [(s["tool"], bool(s["tool_reason"])) for s in out["steps"]] == [("python", True), ("llm", True),
+                                                                          ("llm", True), ("none", True)]
     assert out["steps"][2]["tool_reason"] == USER_TOOL_REASON
     assert plan["steps"][0]["tool"] == "llm" and "tool_reason" not in plan["steps"][0]  # input untouched
     assert choose_tools(out, "anything") == out  # idempotent: every step is decided
@@ -91,7 +92,7 @@ def test_a_numeric_task_computes_at_least_once():
     plan = {"goal": "g", "assumptions": [], "steps": [
         step(1, "Read the problem."), step(2, "Think it through."), step(3, "State the answer.")]}
     out = choose_tools(plan, "Ann has 4 cats and Bob has 2. How many do they have?")
-    assert [s["tool"] for s in out["steps"]] == ["llm", "python", "llm"]
+    assert [s["tool"] for s in out["steps"]] == ["llm", "python", "none"]
     assert "no step calculated" in out["steps"][1]["tool_reason"]
     general = choose_tools(plan, "Write a 4-line poem about cats.")
     assert [s["tool"] for s in general["steps"]] == ["llm", "llm", "llm"]
@@ -115,10 +116,10 @@ def test_the_planner_applies_the_rule_to_the_plan_it_accepts():
     graph = build_graph(model, run_code=runner, constrain=False)
     out = graph.invoke({"task": "A crate holds 3 rows of 4 jars, plus 5 loose jars. How many jars?"},
                        {"configurable": {"thread_id": "tc"}})
-    assert [s["tool"] for s in out["plan"]["steps"]] == ["python", "python", "llm"]
+    assert [s["tool"] for s in out["plan"]["steps"]] == ["python", "python", "none"]
     assert all(s["tool_reason"] for s in out["plan"]["steps"])
-    assert [r["tool"] for r in out["results"]] == ["python", "python", "llm"]
-    assert model.count("python_step") == 2
+    assert [r["tool"] for r in out["results"]] == ["python", "python", "none"]
+    assert model.count("python_step") == 2 and model.count("llm_step") == 0  # the presenting step calls nothing
 
 
 def test_the_replanner_decides_only_its_new_steps():
@@ -141,11 +142,11 @@ def test_an_edited_plan_keeps_the_tools_the_user_wrote():
     config = {"configurable": {"thread_id": "te"}}
     waiting = graph.invoke({"task": "A crate holds 3 rows of 4 jars. How many jars?"}, config)
     proposed = waiting["__interrupt__"][0].value["plan"]
-    assert [s["tool"] for s in proposed["steps"]] == ["python", "python", "llm"]
+    assert [s["tool"] for s in proposed["steps"]] == ["python", "python", "none"]
     edited = json.loads(json.dumps(proposed))
     edited["steps"][1]["tool"] = "llm"      # the person wants the LLM for a calculation
     edited["steps"][2]["tool_reason"] = None
     out = graph.invoke(Command(resume={"action": "edit", "plan": edited}), config)
-    assert [r["tool"] for r in out["results"]] == ["python", "llm", "llm"]
+    assert [r["tool"] for r in out["results"]] == ["python", "llm", "none"]
     reasons = [s["tool_reason"] for s in out["plan"]["steps"]]
     assert reasons[0] == proposed["steps"][0]["tool_reason"] and reasons[1:] == [USER_TOOL_REASON] * 2

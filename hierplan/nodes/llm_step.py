@@ -24,17 +24,25 @@ def step_messages(state: dict[str, Any], step: dict[str, Any]) -> list:
     return [SystemMessage(system), HumanMessage(user)]
 
 
+# What a step with tool "none" records: it needs no tool; its instruction is left to the final answer.
+NO_TOOL_OUTPUT = "Left to the final answer: {instruction}"
+
+
 def make_llm_step(model: BaseChatModel, sampling: SamplingConfig):
-    """LLM steps that are ready together arrive in one payload and are generated in one batched pass."""
+    """LLM steps that are ready together arrive in one payload and are generated in one batched pass; steps
+    with tool "none" among them are recorded as done without a model call."""
 
     def llm_step(payload: dict[str, Any]) -> dict[str, Any]:
-        steps = payload["steps"]
+        results = [StepResult(step_id=s["id"], title=s["title"], tool=s["tool"], output=NO_TOOL_OUTPUT.format(instruction=s["instruction"]),
+                              ok=True).as_state() for s in payload["steps"] if s["tool"] == "none"]
+        steps = [s for s in payload["steps"] if s["tool"] != "none"]
+        if not steps:
+            return {"results": results}
         emit("steps_started", step_ids=[s["id"] for s in steps], tool="llm", batch=len(steps))
         start = time.perf_counter()
         answers = invoke_batch(model, [step_messages(payload, step) for step in steps], sampling.llm_step,
                                node="llm_step", seed=sampling.seed, seed_key=tuple(s["id"] for s in steps))
         seconds = round(time.perf_counter() - start, 3)
-        results = []
         for step, (text, call) in zip(steps, answers):
             output = text.strip()
             results.append(StepResult(

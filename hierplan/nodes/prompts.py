@@ -10,7 +10,7 @@ Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs cal
 # Worked examples shown before the task as earlier chat turns: a small model copies their shape and tone far
 # better than it follows rules. One calculation task and one writing task, so neither tool is implied. The
 # calculation is one program (on the dev set, plans that split it over several steps lost values between steps
-# and cost a program each), followed by a sense check and the answer.
+# and cost a program each), then two presenting steps (tool_choice gives them tool "none": no model call).
 PLANNER_EXAMPLES: tuple[tuple[str, dict], ...] = (
     ("A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
      {"goal": "Find Tom's change in dollars", "assumptions": ["There is no tax"], "steps": [
@@ -18,8 +18,8 @@ PLANNER_EXAMPLES: tuple[tuple[str, dict], ...] = (
           "instruction": "In one program: the pen price, the number of pens and the bill, then the cost and "
                          "the change, and print the change.",
           "tool": "python", "expected_output": "The change in dollars", "depends_on": []},
-         {"id": 2, "title": "Sense check", "instruction": "Say in one sentence whether the change is less than "
-                                                          "the $10 paid, as it must be.",
+         {"id": 2, "title": "Explain", "instruction": "Explain in one sentence how the change follows from the "
+                                                     "cost and the bill.",
           "tool": "llm", "expected_output": "One sentence", "depends_on": [1]},
          {"id": 3, "title": "Answer", "instruction": "State the change in one sentence.", "tool": "llm",
           "expected_output": "One sentence with the number", "depends_on": [1]}]}),

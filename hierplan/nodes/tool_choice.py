@@ -9,7 +9,9 @@ sampling seed. So the tool is decided by what the step says, for any model:
 2. In a numeric task, a step whose instruction, title or expected output is a calculation (an arithmetic
    verb or noun such as add, multiply, total, difference, percent, cost, or an expression like ``3 * 4``)
    goes to Python, unless it only presents the result ("State the answer ...", "Write the final answer"
-   with no expression in it): that stays with the LLM.
+   with no expression in it): that step gets tool "none" and runs no model call, since the aggregator
+   presents the result anyway (a presenting LLM step cost a call per task and, on the 1.5B model, sometimes
+   restated a wrong number the aggregator then repeated).
 3. A numeric task computes at least once: when no step qualifies, its last step that is not a presentation
    (else its first step) goes to Python.
 4. In a task that asks for no quantity, a step goes to Python only when it asks for an explicit
@@ -69,6 +71,7 @@ PRESENTATION_RE = re.compile(
     r"conclude|communicate|tell|share|display|show|check|verify|review|double-check)\b",
     re.IGNORECASE)
 EXPRESSION_RE = re.compile(r"\d\s*[-+*/x\u00d7\u00f7^]\s*\d")
+PRESENTS_REASON = "presents the result of earlier steps: the final answer does that (no model call)"
 
 
 def is_numeric_task(task: str) -> bool:
@@ -92,7 +95,7 @@ def decide(step: dict[str, Any], numeric: bool) -> tuple[str, str]:
     text = _text(step)
     if numeric:
         if _presents(step):
-            return "llm", "presents the result of earlier steps"
+            return "none", PRESENTS_REASON
         match = CALCULATION_RE.search(text)
         if match:
             return "python", f"calculation ('{match.group(0).strip()}') in a task that asks for a quantity"
@@ -114,9 +117,7 @@ def choose_tools(plan: dict[str, Any], task: str) -> dict[str, Any]:
     steps = [dict(s) for s in plan.get("steps") or []]
     undecided = [s for s in steps if not s.get("tool_reason")]
     for step in undecided:
-        tool, step["tool_reason"] = decide(step, numeric)
-        # "none" (no tool at all) is an LLM-side choice the rule has no reason to undo.
-        step["tool"] = "none" if tool == "llm" and step.get("tool") == "none" else tool
+        step["tool"], step["tool_reason"] = decide(step, numeric)
     if numeric and undecided and not any(s["tool"] == "python" for s in steps):
         working = [s for s in undecided if not _presents(s)]
         pick = working[-1] if working else undecided[0]
