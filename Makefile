@@ -1,7 +1,7 @@
 # Two commands for a fresh machine: `make demo` and `make test`. Both set everything up first.
 # The venv's interpreter: the system's CPython where it is 3.11+ with venv, else python3 on PATH.
-# Debian's build runs hierplan's import-heavy start about 10% faster than a default pyenv build (2.78 vs 3.04 s
-# to the first token: docs/benchmarks.md, "Cold start"). Override with `make PYTHON=/path/to/python3`.
+# Debian's build ran hierplan's import-heavy start about 10% faster than a default pyenv build (measured on the
+# earlier torch engine). Override with `make PYTHON=/path/to/python3`.
 ifndef PYTHON  # looked up once, not at every use
 PYTHON := $(shell for p in /usr/bin/python3 python3; do \
 	$$p -c 'import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && echo $$p && break; \

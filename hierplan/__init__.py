@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-# How long torch's OpenMP threads spin before sleeping between kernels sets CPU decode speed (bench/omp_policy.py):
-# libgomp's long default spin is fastest on free cores and collapses when another process shares them; sleeping
-# at once (OMP_WAIT_POLICY=PASSIVE) survives sharing but halves decode on free cores (waking costs more than a
-# small model's kernel). A short spin keeps most of the first. Read when torch starts: set before importing it.
-# A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+# The transformers engine: how long torch's OpenMP threads spin before sleeping between kernels. libgomp's long
+# default spin collapsed decode when another process shared the cores; sleeping at once halved it on free cores;
+# a short spin kept most of both (measured on the earlier torch engine). llama.cpp uses its own thread pool.
+# Read when torch starts: set before importing it. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
 if "OMP_WAIT_POLICY" not in os.environ:
     os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 

@@ -27,7 +27,7 @@ from hierplan.schema import CodeAttempt, StepResult
 # model with its code, and it tries again.
 MAX_CODE_REPAIRS = 2
 # Repairs sample at least this warm: at 0.2 the embedded model sent back the failed program unchanged in
-# most failed repairs (bench/python_steps.py), so a repair was a wasted attempt.
+# most failed repairs (measured on the earlier 135M model), so a repair was a wasted attempt.
 REPAIR_TEMPERATURE = 0.7
 NOTHING_PRINTED = "the program printed nothing; print the result"
 NO_CODE = "the reply contained no code"
@@ -46,7 +46,7 @@ def default_runner(code: str, before: Sequence[str] = ()):
 
 
 # What small models most often get wrong, said in the words the repair needs (measured in
-# bench/python_steps.py: input(), names from earlier steps, functions defined but never called).
+# on the earlier 135M model: input(), names from earlier steps, functions defined but never called).
 _HINTS = (
     ("EOFError", "input() cannot be used: nobody types anything. Write the values from the task into the code."),
     (NOTHING_PRINTED, "Call print() on the result. If you defined a function, call it and print what it returns."),
@@ -63,7 +63,7 @@ def repair_hint(error: str, code: str) -> str:
 
 def _name_hint(name: str, code: str) -> str:
     """Name the missing name, and the defined one it is probably a misspelling of (Python 3.12's traceback
-    says "Did you mean"; 3.11's does not). In bench/python_steps.py the model repeated the same program
+    says "Did you mean"; 3.11's does not). On the earlier 135M model, the model repeated the same program
     when told only the general rule."""
     close = difflib.get_close_matches(name, sorted(assigned_names(code)), n=1, cutoff=0.6)
     if close:

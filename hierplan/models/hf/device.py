@@ -39,7 +39,7 @@ def cpu_dtype_name() -> str:
 
     Measured on an idle 2-core AVX512-BF16/AMX machine (docs/models.md): for the embedded 135M model bf16
     alone decodes about 5% slower than fp32, but halves memory and disk, loads ~4x faster, and is what the
-    int4 kernel (int4.py) multiplies in; without native bf16, bf16 is emulated and slower.
+    earlier int4 kernel multiplied in; without native bf16, bf16 is emulated and slower.
     Override with HIERPLAN_DTYPE.
     """
     forced = os.environ.get(DTYPE_ENV, "").strip().lower()
