@@ -34,7 +34,7 @@ def test_check_compares_the_answers_last_number_with_the_last_computation():
     results = [result(1, "python", "6"), result(2, "python", "change = 4"), result(3, "llm", "It is 99.")]
     assert check_answer(TASK, "Tom gets $4 back.\nFinal answer: 4", results) == {
         "ok": True, "answer_number": "4", "computed": "4", "step_id": 2,
-        "note": "the answer's last number matches step 2's computation"}
+        "note": "the answer's last number matches step 2's computation", "other_unit": False}
     bad = check_answer(TASK, "He gets 6 dollars.", results)
     assert bad["ok"] is False and (bad["answer_number"], bad["computed"]) == ("6", "4")
     assert "computed 4" in bad["note"]
@@ -74,6 +74,16 @@ def test_a_contradicting_answer_ends_on_the_computed_value_and_is_recorded():
     user = agg["messages"][-1].content
     assert "Computed with Python" in user and user.rstrip().endswith(prompts.AGGREGATOR_REQUEST_COMPUTED)
     assert "Last computed value: 4" in user
+
+
+def test_the_same_value_in_another_unit_is_left_as_written():
+    from hierplan.nodes.answer_check import restates_in_other_unit
+
+    assert restates_in_other_unit("3", "300") and restates_in_other_unit("2.5", "150")  # dollars, hours
+    assert not restates_in_other_unit("7", "300") and not restates_in_other_unit(None, "3")
+    _, out = run("Tom pays 400 cents.")  # the computation printed 4 (dollars)
+    assert out["final"] == "Tom pays 400 cents." and out["answer_check"]["other_unit"] is True
+    assert not out["answer_check"].get("corrected")
 
 
 def test_an_agreeing_answer_is_recorded_as_ok():

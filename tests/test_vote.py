@@ -48,10 +48,16 @@ def test_a_majority_against_the_plan_changes_the_number_and_the_answer_ends_on_i
     assert out["answer_check"]["ok"] is True
 
 
-def test_no_majority_keeps_the_plan_number():
+def test_no_majority_keeps_the_first_whole_task_program_number():
     _, out = run([program("20"), program("22")], [program("3"), program("3 + 7")])
     check = out["results"][1]["check"]
-    assert check["answers"] == ["10", "20", "22"] and check["chosen"] == "10" and not check["changed"]
+    assert check["answers"] == ["10", "20", "22"] and check["chosen"] == "20" and check["changed"]
+
+
+def test_the_check_samples_at_the_code_temperature_and_the_tie_break_warmer():
+    model, _ = run([program("20"), program("22")], [program("3"), program("3 + 7")])
+    temperatures = [c["kwargs"]["temperature"] for c in model.calls if c["node"] == "python_check"]
+    assert temperatures == [0.2, 0.7]
 
 
 def test_failed_check_programs_do_not_vote():

@@ -39,7 +39,7 @@ def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
         update: dict[str, Any] = {"final": final, "calls": [call.model_dump()]}
         check = check_answer(state["task"], final, state.get("results") or [])
         if check is not None:
-            if not check["ok"]:
+            if not check["ok"] and not check["other_unit"]:
                 # The computation is exact and was checked (vote.py); prose that ends on another number is the
                 # model redoing arithmetic in words. The answer keeps the prose and ends on the computed value.
                 kept = [line for line in final.splitlines() if not FINAL_LINE_RE.match(line)]

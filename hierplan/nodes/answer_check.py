@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hierplan.eval.scoring import last_number, numbers_equal
+from hierplan.eval.scoring import last_number, numbers_equal, parse_number
 from hierplan.nodes.tool_choice import is_numeric_task
 
 
@@ -34,10 +34,27 @@ def check_answer(task: str, final: str, results: list[dict[str, Any]]) -> dict[s
     result, computed = found
     answer = last_number(final)
     ok = numbers_equal(answer, computed)
+    restated = not ok and restates_in_other_unit(answer, computed)
     if ok:
         note = f"the answer's last number matches step {result['step_id']}'s computation"
     elif answer is None:
         note = f"the answer states no number; step {result['step_id']} computed {computed}"
     else:
         note = f"the answer ends with {answer}, but step {result['step_id']} computed {computed}"
-    return {"ok": ok, "answer_number": answer, "computed": computed, "step_id": result["step_id"], "note": note}
+    if restated:
+        note += " (the same value in another unit: left as written)"
+    return {"ok": ok, "answer_number": answer, "computed": computed, "step_id": result["step_id"], "note": note,
+            "other_unit": restated}
+
+
+# Factors between units an answer may convert the computed value by (cents and dollars, grams and kilograms,
+# minutes and hours): the answer then states the same quantity, and is not corrected.
+UNIT_FACTORS = (10, 100, 1000, 60, 3600)
+
+
+def restates_in_other_unit(answer: str | None, computed: str) -> bool:
+    """Whether ``answer`` is ``computed`` times or divided by one of UNIT_FACTORS."""
+    a, c = parse_number(answer) if answer else None, parse_number(computed)
+    if a is None or c is None or a == 0 or c == 0:
+        return False
+    return any(a == c * f or c == a * f for f in UNIT_FACTORS)

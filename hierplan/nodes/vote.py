@@ -3,8 +3,9 @@
 Self-consistency (Wang et al., 2023) over program-aided answers (PAL, Gao et al., 2023). The plan computes its
 answer step by step; a mistake in any step reaches the last one. So once the last Python step of a numeric task
 has printed a number, CHECK_SAMPLES programs that solve the whole task on their own (not from the steps'
-variables, with their own seeds, warmer) are drawn and run; when one disagrees with the plan's number, a
-tie-break program is drawn. The step keeps the number most of them printed (a tie keeps the plan's), and the
+variables, with their own seeds) are drawn and run; when one disagrees with the plan's number, a warmer
+tie-break program is drawn. The step keeps the number most of them printed (a three-way split keeps the first
+whole-task program's: on the dev set a whole-task program was right more often than a plan's chain), and the
 run records what every program printed (``StepResult.check``; ``hierplan show`` prints it).
 
 Only the task's words and the printed numbers are read: nothing here knows any task or data set.
@@ -29,7 +30,7 @@ from hierplan.schema import CodeAttempt, ModelCall
 # Programs drawn after the first one printed a number; a tie-break program is added when they disagree.
 CHECK_SAMPLES = 1
 TIE_BREAK_SAMPLES = 1
-# Independent samples need room to differ: at the code node's 0.2 most samples repeat the first program.
+# The tie-break needs room to differ from the check: at the code node's 0.2 it mostly repeats it.
 CHECK_TEMPERATURE = 0.7
 
 
@@ -51,19 +52,24 @@ def vote(model: BaseChatModel, messages: list[BaseMessage], sampling: Sampling, 
     first_key = _key(last_number(first.stdout))
     programs: list[CodeAttempt] = [first]
     calls: list[ModelCall] = []
-    warm = replace(sampling, temperature=max(sampling.temperature, CHECK_TEMPERATURE))
-    rounds = ((CHECK_SAMPLES, "check"), (TIE_BREAK_SAMPLES, "tie-break"))
-    for n, name in rounds:
+    # The check at the code node's own temperature (a whole-task program is the stronger voter: on the dev set
+    # it was right more often than a plan's chain of steps); the tie-break warmer, to differ from it.
+    rounds = ((CHECK_SAMPLES, "check", sampling),
+              (TIE_BREAK_SAMPLES, "tie-break", replace(sampling, temperature=max(sampling.temperature,
+                                                                               CHECK_TEMPERATURE))))
+    for n, name, round_sampling in rounds:
         if name == "tie-break" and _agreed(programs):
             break
-        replies = invoke_batch(model, [messages] * n, warm, node="python_check", seed=seed,
+        replies = invoke_batch(model, [messages] * n, round_sampling, node="python_check", seed=seed,
                                seed_key=(*seed_key, name))
         for text, call in replies:
             calls.append(call)
             programs.append(run(strip_code_fences(text)))
     keys = [_key(last_number(p.stdout)) if p.ok else None for p in programs]
     counts = Counter(k for k in keys if k is not None)
-    best, votes = max(counts.items(), key=lambda kv: (kv[1], kv[0] == first_key))
+    # Most votes wins; on a tie, the first whole-task program's number (the plan's when that one failed).
+    preferred = next((k for k in keys[1:] if k is not None), first_key)
+    best, votes = max(counts.items(), key=lambda kv: (kv[1], kv[0] == preferred))
     chosen = programs[keys.index(best)]
     check = {"kind": "vote", "answers": [last_number(p.stdout) if p.ok else None for p in programs],
              "chosen": last_number(chosen.stdout), "agreed": votes, "programs": len(programs),
