@@ -26,17 +26,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any, Iterator
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_huggingface import HuggingFacePipeline
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from hierplan.models.hf import constrained
+from hierplan.models.structured import parsed_runnable
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 # Call options the model takes; anything else is a TypeError, so a misspelt option cannot pass unnoticed.
@@ -271,12 +270,4 @@ class HFChatModel(BaseChatModel):
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)) or not constrained.available():
             raise NotImplementedError("grammar-constrained output needs a pydantic class and llguidance")
         bound = self.bind(response_format=schema)
-        parse = RunnableLambda(lambda message: schema.model_validate_json(message.content))
-        if not include_raw:
-            return bound | parse
-        parsed = RunnablePassthrough.assign(parsed=itemgetter("raw") | parse, parsing_error=lambda _: None)
-        unparsed = RunnablePassthrough.assign(parsed=lambda _: None)
-        # The model is the first step (not LangChain's RunnableMap(raw=model)), so keyword arguments given to
-        # ``invoke`` (per-call sampling) reach it: RunnableSequence passes them to its first step only.
-        as_raw = RunnableLambda(lambda message: {"raw": message})
-        return bound | as_raw | parsed.with_fallbacks([unparsed], exception_key="parsing_error")
+        return parsed_runnable(bound, schema, include_raw)

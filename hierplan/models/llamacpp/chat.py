@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import queue
 import threading
-from operator import itemgetter
 from typing import Any, Iterator
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from pydantic import BaseModel, ConfigDict, Field
+
+from hierplan.models.structured import parsed_runnable
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 # Call options -> llama.cpp request fields.
@@ -152,12 +152,4 @@ class ChatLlamaCpp(BaseChatModel):
         response_format = {"type": "json_schema",
                            "json_schema": {"name": schema.__name__, "schema": server_schema(schema), "strict": True}}
         bound = self.bind(response_format=response_format)
-        parse = RunnableLambda(lambda message: schema.model_validate_json(message.content))
-        if not include_raw:
-            return bound | parse
-        parsed = RunnablePassthrough.assign(parsed=itemgetter("raw") | parse, parsing_error=lambda _: None)
-        unparsed = RunnablePassthrough.assign(parsed=lambda _: None)
-        # The model is the first step (not langchain's RunnableMap(raw=model)), so keyword arguments given to
-        # ``invoke`` (per-call sampling) reach it: RunnableSequence passes them to its first step only.
-        as_raw = RunnableLambda(lambda message: {"raw": message})
-        return bound | as_raw | parsed.with_fallbacks([unparsed], exception_key="parsing_error")
+        return parsed_runnable(bound, schema, include_raw)
