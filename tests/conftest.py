@@ -30,6 +30,7 @@ def _guard_real_model_loads(request, monkeypatch):
         )
 
     monkeypatch.setattr(llamacpp_engine, "_load_engine", refuse)
+    monkeypatch.setattr(llamacpp_engine, "_engines", {})  # an engine a marked test loaded is not reused here
     monkeypatch.setattr(transformers_engine, "_from_pretrained", refuse)
 
 
