@@ -89,3 +89,19 @@ def test_the_same_value_in_another_unit_is_left_as_written():
 def test_an_agreeing_answer_is_recorded_as_ok():
     _, out = run("Final answer: $4")
     assert out["answer_check"]["ok"] is True and out["answer_check"]["step_id"] == 2
+
+
+def test_a_writing_task_with_a_program_asks_for_the_whole_answer():
+    from fakes import ScriptedChatModel, plan_json
+
+    from hierplan import build_graph
+    from hierplan.nodes import prompts
+
+    model = ScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm"])],
+                                      "python_step": ["```python\nprint('class Planner: ...')\n```"]})
+    build_graph(model, run_code=lambda code, before=(): type("R", (), {"ok": True, "stdout": "x\n", "error": None,
+                                                                     "exit_reason": "ok"})()
+                ).invoke({"task": "Write a checklist for launching a small system in Python."},
+                         {"configurable": {"thread_id": "w"}})
+    [agg] = [c for c in model.calls if c["node"] == "aggregator"]
+    assert agg["messages"][-1].content.rstrip().endswith(prompts.AGGREGATOR_REQUEST)

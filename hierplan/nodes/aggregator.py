@@ -14,6 +14,7 @@ from hierplan.nodes.answer_check import check_answer, computations
 from hierplan.nodes.context import aggregator_results
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.tool_choice import is_numeric_task
 
 
 FINAL_LINE = "Final answer: {value}"
@@ -25,7 +26,10 @@ def aggregator_messages(state: dict[str, Any]) -> list:
     user = prompts.AGGREGATOR_USER.format(
         task=state["task"], goal=state["plan"]["goal"],
         results=aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)",
-        request=prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) else prompts.AGGREGATOR_REQUEST,
+        # The short "state the computed result" request is for a task that asks for a quantity: in a writing task
+        # a program's output is material, not the answer (the demo's checklist once became "None").
+        request=(prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) and is_numeric_task(state["task"])
+                 else prompts.AGGREGATOR_REQUEST),
     )
     return [SystemMessage(prompts.AGGREGATOR_SYSTEM), HumanMessage(user)]
 
