@@ -58,14 +58,14 @@ def vote(model: BaseChatModel, messages: list[BaseMessage], sampling: Sampling, 
               (TIE_BREAK_SAMPLES, "tie-break", replace(sampling, temperature=max(sampling.temperature,
                                                                                CHECK_TEMPERATURE))))
     for n, name, round_sampling in rounds:
-        if name == "tie-break" and _agreed(programs):
+        if name == "tie-break" and _agreed([_voted(p) for p in programs]):
             break
         replies = invoke_batch(model, [messages] * n, round_sampling, node="python_check", seed=seed,
                                seed_key=(*seed_key, name))
         for text, call in replies:
             calls.append(call)
             programs.append(run(strip_code_fences(text)))
-    keys = [_key(last_number(p.stdout)) if p.ok else None for p in programs]
+    keys = [_voted(p) for p in programs]
     counts = Counter(k for k in keys if k is not None)
     # Most votes wins; on a tie, the first whole-task program's number (the plan's when that one failed).
     preferred = next((k for k in keys[1:] if k is not None), first_key)
@@ -77,6 +77,10 @@ def vote(model: BaseChatModel, messages: list[BaseMessage], sampling: Sampling, 
     return chosen, check, calls
 
 
-def _agreed(programs: list[CodeAttempt]) -> bool:
-    keys = [_key(last_number(p.stdout)) if p.ok else None for p in programs]
+def _voted(program: CodeAttempt) -> str | None:
+    """The number a program votes for: its last printed number, normalised; None when it failed."""
+    return _key(last_number(program.stdout)) if program.ok else None
+
+
+def _agreed(keys: list[str | None]) -> bool:
     return len(keys) >= 2 and keys[0] is not None and all(k == keys[0] for k in keys)

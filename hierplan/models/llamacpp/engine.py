@@ -141,6 +141,5 @@ def engine_for(path: str | os.PathLike, **kwargs: Any) -> LlamaCppEngine:
 
 def _load_engine(path: str, **kwargs: Any) -> LlamaCppEngine:
     """The one place that loads GGUF weights into llama.cpp (tests/conftest.py guards it)."""
-    if not os.environ.get(SLOTS_ENV, "").strip():
-        return LlamaCppEngine(path, **kwargs)
-    return LlamaCppEngine(path, **{"slots": int(os.environ[SLOTS_ENV]), **kwargs})
+    kwargs.setdefault("slots", int(os.environ.get(SLOTS_ENV, "").strip() or DEFAULT_SLOTS))
+    return LlamaCppEngine(path, **kwargs)
