@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sqlite3
 from typing import Any, Callable
@@ -25,15 +26,18 @@ def node_of(messages: list[BaseMessage]) -> str:
         return "python_check"
     if system.startswith(prompts.CODE_SYSTEM.split("{")[0]):
         return "python_step"
-    if system == prompts.AGGREGATOR_SYSTEM:
+    if system in (prompts.AGGREGATOR_SYSTEM, prompts.AGGREGATOR_WRITING_SYSTEM):
         return "aggregator"
+    if system == prompts.REVISE_SYSTEM:
+        return "reviser"
     if system == prompts.REPLANNER_SYSTEM:
         return "replanner"
     return "llm_step"
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Replies come from per-node queues (str, or callable(messages) -> str); every call is recorded."""
+    """Replies come from per-node queues (str, or callable(messages) -> str, or callable(messages, kwargs) ->
+    str), then from ``default``; every call is recorded."""
 
     script: dict[str, list[Any]] = Field(default_factory=dict)
     default: dict[str, Any] = Field(default_factory=dict)
@@ -50,7 +54,9 @@ class ScriptedChatModel(BaseChatModel):
         reply = queue.pop(0) if queue else self.default.get(node, f"{node} reply {len(self.calls)}")
         if isinstance(reply, BaseException):
             raise reply
-        text = reply(messages) if callable(reply) else reply
+        # A callable reply of two parameters also sees the call's keyword arguments (temperature, seed, ...).
+        takes_kwargs = callable(reply) and len(inspect.signature(reply).parameters) == 2
+        text = (reply(messages, kwargs) if takes_kwargs else reply(messages)) if callable(reply) else reply
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
 
     def count(self, node: str) -> int:

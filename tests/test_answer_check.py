@@ -91,7 +91,7 @@ def test_an_agreeing_answer_is_recorded_as_ok():
     assert out["answer_check"]["ok"] is True and out["answer_check"]["step_id"] == 2
 
 
-def test_a_writing_task_with_a_program_asks_for_the_whole_answer():
+def test_a_writing_task_with_a_program_asks_for_the_reply_itself_with_the_task_last():
     from fakes import ScriptedChatModel, plan_json
 
     from hierplan import build_graph
@@ -104,4 +104,8 @@ def test_a_writing_task_with_a_program_asks_for_the_whole_answer():
                 ).invoke({"task": "Write a checklist for launching a small system in Python."},
                          {"configurable": {"thread_id": "w"}})
     [agg] = [c for c in model.calls if c["node"] == "aggregator"]
-    assert agg["messages"][-1].content.rstrip().endswith(prompts.AGGREGATOR_REQUEST)
+    system, user = agg["messages"][0].content, agg["messages"][-1].content
+    # No "Final answer: <number>" in a writing task: the notes, then the task, then the request for the reply.
+    assert system == prompts.AGGREGATOR_WRITING_SYSTEM and "Final answer" not in system
+    assert user.index("print('class Planner") < user.index("Task: Write a checklist")
+    assert user.rstrip().endswith("Write the reply to this task now.") and prompts.COMPUTED_HEADER not in user

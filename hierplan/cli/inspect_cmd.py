@@ -8,6 +8,7 @@ from typing import Any
 
 from hierplan.cli.options import db_path, open_store
 from hierplan.errors import UsageError
+from hierplan.nodes.revise import describe as describe_instructions
 from hierplan.store import RunStore, check_run_id
 
 
@@ -112,6 +113,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(values["final"], markup=False)
     if values.get("answer_check"):
         console.print(format_answer_check(values["answer_check"]), markup=False)
+    if values.get("instruction_check"):
+        console.print(describe_instructions(values["instruction_check"]), markup=False)
     console.rule("Model calls", style="dim")
     console.print(format_calls(values), markup=False)
     return 0

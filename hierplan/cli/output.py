@@ -61,6 +61,7 @@ class HumanReporter:
         self.plan: dict[str, Any] | None = None
         self.done: set[int] = set()
         self.streaming_final = False
+        self.streamed = ""  # the answer as it streamed: the kept answer may differ (a check revised or ended it)
 
     def status(self, text: str) -> None:
         if self._status:
@@ -90,6 +91,9 @@ class HumanReporter:
             if self.streaming_final:
                 self.console.print()  # the answer was printed token by token
                 self.streaming_final = False
+                if update["final"].strip() != self.streamed.strip():
+                    self.console.rule("Final answer, as checked")
+                    self.console.print(update["final"], markup=False)
             else:
                 self.console.rule("Final answer")
                 self.console.print(update["final"], markup=False)
@@ -102,6 +106,7 @@ class HumanReporter:
                 self.close()
                 self.console.rule("Final answer")
                 self.streaming_final = True
+            self.streamed += event["text"]
             self.console.print(event["text"], end="", markup=False, highlight=False)
         elif kind == "code_attempt" and not event["ok"]:
             self.console.print(f"[dim]step {event['step_id']}: attempt {event['attempt']} failed "

@@ -1,4 +1,5 @@
-"""The graph, wired top to bottom: planner -> scheduler -> (python_step | llm_step | replanner)* -> aggregator."""
+"""The graph, wired top to bottom: planner -> scheduler -> (python_step | llm_step | replanner)* -> aggregator,
+and beside the planner the checker (whole-task programs a numeric answer is voted on with)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from hierplan.nodes.approval import after_approval, approval
 from hierplan.nodes.context import ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import make_planner
-from hierplan.nodes.python_step import MAX_CODE_REPAIRS, CodeRunner, default_runner, make_python_step
+from hierplan.nodes.checker import make_checker
+from hierplan.nodes.python_step import MAX_CODE_REPAIRS, CodeRunner, default_runner, make_python_step, run_attempt
 from hierplan.nodes.replanner import MAX_REPLANS, make_replanner, unhandled_failure
 
 # "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
@@ -39,7 +41,8 @@ def make_dispatch(parallel: bool, max_replans: int = MAX_REPLANS):
             return "aggregator"
         if not parallel:
             ready = ready[:1]
-        context = {"task": state["task"], "plan": state["plan"], "results": state.get("results") or []}
+        context = {"task": state["task"], "plan": state["plan"], "results": state.get("results") or [],
+                   "checks": state.get("checks") or []}
         sends = [Send("python_step", {**context, "step": s}) for s in ready if s["tool"] == "python"]
         llm = [s for s in ready if s["tool"] in ("llm", "none")]
         if len(sends) + len(llm) != len(ready):
@@ -62,6 +65,7 @@ def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: Cod
     """The uncompiled graph. Nodes hold the model and only call it when they run."""
     graph = StateGraph(AgentState, input_schema=InputState)
     graph.add_node("planner", make_planner(model, sampling, constrain))
+    graph.add_node("checker", make_checker(model, sampling, lambda code: run_attempt(code, run_code)))
     graph.add_node("scheduler", scheduler)
     graph.add_node("python_step", make_python_step(model, sampling, run_code, max_repairs))
     graph.add_node("llm_step", make_llm_step(model, sampling))
@@ -69,6 +73,8 @@ def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: Cod
     graph.add_node("aggregator", make_aggregator(model, sampling))
 
     graph.add_edge(START, "planner")
+    graph.add_edge(START, "checker")  # beside the planner: a numeric task's whole-task programs (vote.py)
+    graph.add_edge("checker", END)
     if approve:
         graph.add_node("approval", approval)
         graph.add_edge("planner", "approval")

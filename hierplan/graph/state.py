@@ -35,6 +35,9 @@ class AgentState(InputState, total=False):
     """With approve=True: approved, edited or rejected."""
     replans: Annotated[list[dict[str, Any]], operator.add]
     """Every revision after a failed step: failed_step, error, raw reply, applied, the new steps."""
+    checks: list[dict[str, Any]]
+    """For a numeric task: the whole-task programs the checker drew beside the planner (hierplan.schema.
+    CodeAttempt dicts), which the last Python step's number is voted on with (hierplan.nodes.vote)."""
     calls: Annotated[list[dict[str, Any]], operator.add]
     """Model calls of the planner, replanner and aggregator (steps keep theirs in their result)."""
     final: str
@@ -42,3 +45,6 @@ class AgentState(InputState, total=False):
     answer_check: dict[str, Any]
     """For a numeric task with a successful computation: whether the answer's last number equals the last
     computed one ({"ok", "answer_number", "computed", "step_id", "note"}; hierplan.nodes.answer_check)."""
+    instruction_check: dict[str, Any]
+    """For a task that states checkable instructions (counts, lengths, forbidden words, ...): what the first
+    answer broke, each revision round, and what the kept answer still breaks (hierplan.nodes.revise)."""

@@ -11,9 +11,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from hierplan.config import AGGREGATOR_CONTEXT_CHARS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.answer_check import check_answer, computations
-from hierplan.nodes.context import aggregator_results
+from hierplan.nodes.context import aggregator_results, format_results
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.revise import revise
 from hierplan.nodes.tool_choice import is_numeric_task
 
 
@@ -23,13 +24,15 @@ FINAL_LINE_RE = re.compile(r"\s*\**final answer\**\s*:", re.IGNORECASE)
 
 def aggregator_messages(state: dict[str, Any]) -> list:
     results = state.get("results") or []
+    if not is_numeric_task(state["task"]):
+        notes = format_results(results, limit=AGGREGATOR_CONTEXT_CHARS, programs=True) or "(no results)"
+        return [SystemMessage(prompts.AGGREGATOR_WRITING_SYSTEM),
+                HumanMessage(prompts.AGGREGATOR_WRITING_USER.format(results=notes, goal=state["plan"]["goal"],
+                                                                           task=state["task"]))]
     user = prompts.AGGREGATOR_USER.format(
         task=state["task"], goal=state["plan"]["goal"],
         results=aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)",
-        # The short "state the computed result" request is for a task that asks for a quantity: in a writing task
-        # a program's output is material, not the answer (the demo's checklist once became "None").
-        request=(prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) and is_numeric_task(state["task"])
-                 else prompts.AGGREGATOR_REQUEST),
+        request=prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) else prompts.AGGREGATOR_REQUEST,
     )
     return [SystemMessage(prompts.AGGREGATOR_SYSTEM), HumanMessage(user)]
 
@@ -51,6 +54,11 @@ def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
                 check = {**check, "corrected": True,
                          "note": check["note"] + "; the answer now ends with the computed value"}
             update["answer_check"] = check
+        else:
+            final, checked, calls = revise(model, sampling.aggregator, state["task"], final, seed=sampling.seed)
+            if checked is not None:
+                update.update(final=final, instruction_check=checked)
+                update["calls"] += calls
         return update
 
     return aggregator

@@ -101,6 +101,32 @@ AGGREGATOR_REQUEST = "Write the final answer."
 AGGREGATOR_REQUEST_COMPUTED = ("Write the final answer in one or two sentences, stating the result from the "
                                "computed values, then a last line \"Final answer: <number>\".")
 
+# A task that asks for no quantity: the reply itself, in the form the task asks for (on the writing tasks the
+# numeric prompt above made a small model end a checklist on "Final answer: 5"). The task comes last, after the
+# notes: a small model follows best the instructions it read last.
+AGGREGATOR_WRITING_SYSTEM = """You write the reply to the user's task. Notes from the steps of a plan are given as material: use what helps and leave out the rest.
+The reply is the finished answer itself: do not mention the plan, its steps or the notes.
+Follow every instruction of the task exactly: its form (bullet points, numbered steps, headings, code blocks), its length, and the words it asks for or forbids."""
+AGGREGATOR_WRITING_USER = """Notes from the plan's steps:
+{results}
+
+Goal: {goal}
+Task: {task}
+Write the reply to this task now."""
+
+# The final answer revised against the task's checkable instructions (hierplan.nodes.revise).
+REVISE_SYSTEM = """You correct a draft so that it follows the task's instructions exactly.
+Keep what is fine in it and change what the list of problems names. Reply with the corrected answer only, with no comment on the changes."""
+REVISE_USER = """Task: {task}
+
+Draft:
+{draft}
+
+Problems with the draft:
+{problems}
+
+Write the corrected answer."""
+
 # The aggregator's view of the results (hierplan.nodes.context.aggregator_results): computations first.
 COMPUTED_HEADER = "Computed with Python (printed values):\n"
 OTHER_RESULTS_HEADER = "Other steps:\n"

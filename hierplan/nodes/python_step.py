@@ -19,7 +19,7 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import strip_code_fences
 from hierplan.nodes.model_call import invoke_model
 from hierplan.nodes.tool_choice import is_numeric_task
-from hierplan.nodes.vote import check_messages, vote
+from hierplan.nodes.vote import draw_checks, vote
 from hierplan.eval.scoring import last_number
 from hierplan.schema import CodeAttempt, StepResult
 
@@ -184,9 +184,13 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         last, check = attempts[-1], None
         if (check_votes and last.ok and is_numeric_task(payload["task"]) and last_number(last.stdout) is not None
                 and step["id"] == max(s["id"] for s in payload["plan"]["steps"] if s["tool"] == "python")):
-            last, check, more = vote(model, check_messages(payload["task"]), sampling.code, last,
-                                     lambda code: run_attempt(code, run_code), seed=sampling.seed,
-                                     seed_key=(step["id"],))
+            alone = lambda code: run_attempt(code, run_code)  # noqa: E731 (a whole-task program: no earlier steps)
+            checks = [CodeAttempt.model_validate(c) for c in payload.get("checks") or []]
+            if not checks:  # a graph without the checker node (or a checkpoint from before it) draws them here
+                checks, drawn = draw_checks(model, payload["task"], sampling.code, alone, seed=sampling.seed)
+                calls += drawn
+            last, check, more = vote(model, payload["task"], sampling.code, last, checks, alone,
+                                     seed=sampling.seed, seed_key=(step["id"],))
             calls += more
             emit("step_check", step_id=step["id"], **check)
         result = StepResult(

@@ -1,12 +1,13 @@
 """An independent check of a plan's computed answer: whole-task programs, and the number most agree on.
 
 Self-consistency (Wang et al., 2023) over program-aided answers (PAL, Gao et al., 2023). The plan computes its
-answer step by step; a mistake in any step reaches the last one. So once the last Python step of a numeric task
-has printed a number, CHECK_SAMPLES programs that solve the whole task on their own (not from the steps'
-variables, with their own seeds) are drawn and run; when one disagrees with the plan's number, a warmer
-tie-break program is drawn. The step keeps the number most of them printed (a three-way split keeps the first
-whole-task program's: on the dev set a whole-task program was right more often than a plan's chain), and the
-run records what every program printed (``StepResult.check``; ``hierplan show`` prints it).
+answer step by step; a mistake in any step reaches the last one. So while the planner plans, the checker node
+draws a program that solves the whole task on its own (not from the steps' variables), at the same time on
+the engine's slots, and runs it (draw_checks). Once the plan's last Python step has
+printed a number, the step keeps the number most of these programs and the plan printed; when no number has
+two votes, one more (tie-break) program is drawn, and a split still keeps the first whole-task program's number
+(on the dev set a whole-task program was right more often than a plan's chain). The run records what every
+program printed (``StepResult.check``; ``hierplan show`` prints it).
 
 Only the task's words and the printed numbers are read: nothing here knows any task or data set.
 """
@@ -24,14 +25,16 @@ from hierplan.config import Sampling
 from hierplan.eval.scoring import last_number, parse_number
 from hierplan.nodes import prompts
 from hierplan.nodes.json_extract import strip_code_fences
-from hierplan.nodes.model_call import invoke_batch
+from hierplan.nodes.model_call import invoke_each
 from hierplan.schema import CodeAttempt, ModelCall
 
-# Programs drawn after the first one printed a number; a tie-break program is added when they disagree.
-CHECK_SAMPLES = 1
+# The whole-task programs drawn beside the planner, by temperature (None: the code node's own, its most likely
+# program). One: on 2 cores a second one drawn with the planner slowed every task by ~8 s (8 dev tasks, 52.8 s
+# against 45 s a task) for a vote that mostly agreed anyway; it is drawn only when needed, as the tie-break.
+CHECK_TEMPERATURES: tuple[float | None, ...] = (None,)
+# Drawn when no number has two votes; warmer, to differ from the check (at 0.2 it mostly repeats it).
 TIE_BREAK_SAMPLES = 1
-# The tie-break needs room to differ from the check: at the code node's 0.2 it mostly repeats it.
-CHECK_TEMPERATURE = 0.7
+WARM_TEMPERATURE = 0.7
 
 
 def _key(number: str | None) -> str | None:
@@ -44,25 +47,32 @@ def check_messages(task: str) -> list[BaseMessage]:
     return [SystemMessage(prompts.CHECK_SYSTEM), HumanMessage(prompts.CHECK_USER.format(task=task))]
 
 
-def vote(model: BaseChatModel, messages: list[BaseMessage], sampling: Sampling, first: CodeAttempt,
+def _warm(sampling: Sampling) -> Sampling:
+    return replace(sampling, temperature=max(sampling.temperature, WARM_TEMPERATURE))
+
+
+def draw_checks(model: BaseChatModel, task: str, sampling: Sampling, run: Callable[[str], CodeAttempt], *,
+                seed: int | None) -> tuple[list[CodeAttempt], list[ModelCall]]:
+    """The whole-task programs for ``task``, drawn at once (one request each, answered together on the
+    engine's slots) and each checked and run on its own by ``run``; (the attempts, the calls)."""
+    rows = [(check_messages(task), sampling if t is None else replace(sampling, temperature=t), ("check", i))
+            for i, t in enumerate(CHECK_TEMPERATURES)]
+    replies = invoke_each(model, rows, node="python_check", seed=seed)
+    return [run(strip_code_fences(text)) for text, _ in replies], [call for _, call in replies]
+
+
+def vote(model: BaseChatModel, task: str, sampling: Sampling, first: CodeAttempt, checks: list[CodeAttempt],
          run: Callable[[str], CodeAttempt], *, seed: int | None, seed_key: tuple
          ) -> tuple[CodeAttempt, dict[str, Any], list[ModelCall]]:
-    """Check ``first`` (the plan's ok attempt) with programs for ``messages`` (check_messages); (the attempt to
-    keep, the check as recorded, the calls made). ``run`` checks and runs a program on its own."""
+    """Check ``first`` (the plan's ok attempt) against ``checks`` (draw_checks); (the attempt to keep, the
+    check as recorded, the tie-break calls made). ``run`` checks and runs a program on its own."""
     first_key = _key(last_number(first.stdout))
-    programs: list[CodeAttempt] = [first]
+    programs: list[CodeAttempt] = [first, *checks]
     calls: list[ModelCall] = []
-    # The check at the code node's own temperature (a whole-task program is the stronger voter: on the dev set
-    # it was right more often than a plan's chain of steps); the tie-break warmer, to differ from it.
-    rounds = ((CHECK_SAMPLES, "check", sampling),
-              (TIE_BREAK_SAMPLES, "tie-break", replace(sampling, temperature=max(sampling.temperature,
-                                                                               CHECK_TEMPERATURE))))
-    for n, name, round_sampling in rounds:
-        if name == "tie-break" and _agreed([_voted(p) for p in programs]):
-            break
-        replies = invoke_batch(model, [messages] * n, round_sampling, node="python_check", seed=seed,
-                               seed_key=(*seed_key, name))
-        for text, call in replies:
+    if not _has_majority([_voted(p) for p in programs]):
+        rows = [(check_messages(task), _warm(sampling), (*seed_key, "tie-break", i))
+                for i in range(TIE_BREAK_SAMPLES)]
+        for text, call in invoke_each(model, rows, node="python_check", seed=seed):
             calls.append(call)
             programs.append(run(strip_code_fences(text)))
     keys = [_voted(p) for p in programs]
@@ -82,5 +92,7 @@ def _voted(program: CodeAttempt) -> str | None:
     return _key(last_number(program.stdout)) if program.ok else None
 
 
-def _agreed(keys: list[str | None]) -> bool:
-    return len(keys) >= 2 and keys[0] is not None and all(k == keys[0] for k in keys)
+def _has_majority(keys: list[str | None]) -> bool:
+    """Some number has at least two votes and more than any other."""
+    top = Counter(k for k in keys if k is not None).most_common(2)
+    return bool(top) and top[0][1] >= 2 and (len(top) == 1 or top[0][1] > top[1][1])

@@ -62,7 +62,7 @@ def _step_statuses(values: dict[str, Any], history: list[dict[str, Any]], status
 
 def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
     from hierplan.cli.history_cmd import history
-    from hierplan.cli.inspect_cmd import format_answer_check, format_calls, run_state
+    from hierplan.cli.inspect_cmd import describe_instructions, format_answer_check, format_calls, run_state
 
     record, values = run_state(db, run_id)
     saver = open_checkpointer(db)
@@ -92,6 +92,8 @@ def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
         "plan_source": values.get("plan_source"), "cards": cards, "replans": values.get("replans") or [],
         "final": values.get("final"), "approval": values.get("approval"),
         "answer_check": format_answer_check(values["answer_check"]) if values.get("answer_check") else None,
+        "instruction_check": (describe_instructions(values["instruction_check"])
+                              if values.get("instruction_check") else None),
         "calls": format_calls(values) if values.get("calls") or results else None,
         "totals": totals(values), "checkpoints": checkpoints,
         "plan_json": json.dumps(plan, indent=2, ensure_ascii=False) if plan else "",

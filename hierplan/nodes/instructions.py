@@ -1,0 +1,245 @@
+"""The explicit, checkable instructions a task states about its answer's form, and a check of an answer against
+them: how many bullet points, numbered steps or headings, how many words, words to avoid, how to begin and end,
+a Python code block, things to mention.
+
+Read from the task's words with general English patterns ("exactly 5 bullet points", "under 120 words", "do not
+use the word 'simply'"); nothing here knows any task or data set. Only instructions a program can check are
+read: a small model follows a stated count or limit unreliably, and a program counts exactly (the final answer is
+revised against what fails: hierplan.nodes.revise). What is not recognised is simply not checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_N = r"(\d{1,4}|" + "|".join(NUMBER_WORDS) + r")"
+_QUOTED = r"(?:'([^']+)'|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\u2018([^\u2019]+)\u2019)"
+
+# List items: which kind each noun asks for ("items" is either kind).
+_LIST_NOUNS = r"(bullet[\s-]?points?|bullets?|numbered\s+(?:steps?|items?|points?|list\s+items?)|steps?|items?|" \
+              r"points?|questions?|tips?|ideas?|reasons?|examples?|headings?|sections?)"
+_BOUND = r"(exactly|at\s+least|at\s+most|no\s+more\s+than|no\s+fewer\s+than|no\s+less\s+than|up\s+to|between|" \
+         r"a\s+maximum\s+of|a\s+minimum\s+of)?"
+_COUNT_RE = re.compile(_BOUND + r"\s*\b" + _N + r"(?:\s*(?:to|-|\u2013|and|or)\s*" + _N + r")?\s+"
+                       r"(?:(?:short|concise|clear|markdown|numbered|bulleted|main|key|distinct|separate|"
+                       r"troubleshooting|interview|[a-z]+-level)\s+){0,2}" + _LIST_NOUNS + r"\b", re.I)
+# "numbered steps (at least 4, at most 7)"
+_PAREN_COUNT_RE = re.compile(_LIST_NOUNS + r"\s*\(\s*(?:at\s+least\s+" + _N + r")?\s*,?\s*(?:at\s+most\s+" + _N
+                             + r")?\s*\)", re.I)
+_WORDS_MAX_RE = re.compile(r"\b(?<!no )(under|fewer\s+than|less\s+than|at\s+most|no\s+more\s+than|up\s+to|within|"
+                           r"a\s+maximum\s+of|maximum|max\.?)\s+" + _N + r"\s+words\b", re.I)
+_WORDS_MIN_RE = re.compile(r"\b(?<!no )(at\s+least|more\s+than|over|no\s+fewer\s+than|no\s+less\s+than|a\s+minimum\s+of|"
+                           r"minimum)\s+" + _N + r"\s+words\b", re.I)
+_WORDS_RANGE_RE = re.compile(r"\b" + _N + r"\s*(?:to|-|\u2013|and)\s*" + _N + r"\s+words\b", re.I)
+_FORBID_RE = re.compile(r"\b(?:do\s+not|don't|never|without|avoid)\s+(?:use|using|say|saying|write|writing|"
+                        r"include|including|mention|mentioning)?\s*(?:the\s+)?(?:words?|terms?|phrases?)\s+"
+                        r"((?:" + _QUOTED + r"(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+nor\s+|\s*,\s*or\s+)?)+)", re.I)
+_BEGIN_RE = re.compile(r"\b(?:begin|start|open)s?\s+(?:it\s+|(?:the|your)\s+\w+\s+)?with\s+(?:a\s+line\s+|the\s+"
+                       r"line\s+|the\s+words?\s+|a\s+)?" + _QUOTED, re.I)
+_END_QUESTION_RE = re.compile(r"\bend(?:s|ing)?\s+(?:it\s+|(?:the|your)\s+\w+\s+)?(?:by\s+asking|with\s+a\s+"
+                              r"question)", re.I)
+_PYTHON_BLOCK_RE = re.compile(r"```\s*python|\bpython\s+(?:code\s+)?block\b|\bcode\s+block\b.*\bpython\b|"
+                              r"\bpython\b.*\bcode\s+block\b", re.I | re.S)
+_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|cover|covering)\s+"
+                         r"(?:both\s+|all\s+of\s+)?([^.;:!?]+)", re.I)
+# Asked to shorten, aim this far under the limit, in sentences of about this many words.
+SHORTEN_TO = 0.75
+WORDS_PER_SENTENCE = 15
+_EACH_RE = re.compile(r"\beach\b", re.I)
+# A checklist or list with no count given is still a list: at least this many items.
+_LIST_RE = re.compile(r"\b(?:check\s?list|bulleted\s+list|numbered\s+list|list\s+of)\b", re.I)
+MIN_LIST_ITEMS = 3
+LIST_KINDS = ("bullets", "numbered", "items")
+# A phrase after "mention ... and" that is the next instruction, not a thing to mention.
+_NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit)\b|\d",
+                            re.I)
+_HEADING_TEXT_RE = re.compile(r"['\"\u201c\u2018](#{1,6}\s+[^'\"\u201d\u2019]+)['\"\u201d\u2019]")
+
+_FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
+_BULLET_LINE_RE = re.compile(r"^ {0,1}[-*+\u2022][ \t]+\S")
+_NUMBERED_LINE_RE = re.compile(r"^ {0,1}(?:\d{1,3}[.)]|step\s+\d{1,3}[.:)]?)[ \t]+\S", re.I)
+_HEADING_LINE_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S")
+_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+_STOPWORDS = frozenset("a an the of in on at to for and or with its their your our his her this that these those "
+                       "both each every all some any how what why who which when where new".split())
+_MARKUP = "*_`#>\"' \t"
+
+
+def _number(text: str | None) -> int | None:
+    if text is None:
+        return None
+    return int(text) if text.isdigit() else NUMBER_WORDS.get(text.lower())
+
+
+def _quoted(match_text: str) -> list[str]:
+    return [next(g for g in m.groups() if g) for m in re.finditer(_QUOTED, match_text)]
+
+
+def _list_kind(noun: str) -> str:
+    noun = noun.lower()
+    if noun.startswith(("bullet", "numbered")):
+        return "bullets" if noun.startswith("bullet") else "numbered"
+    return "headings" if noun.startswith(("heading", "section")) else "items"
+
+
+def _count_spec(bound: str | None, low: int, high: int | None) -> tuple[int | None, int | None]:
+    bound = re.sub(r"\s+", " ", (bound or "").lower())
+    if high is not None:
+        return low, high
+    if bound in ("at least", "no fewer than", "no less than", "a minimum of"):
+        return low, None
+    if bound in ("at most", "no more than", "up to", "a maximum of"):
+        return None, low
+    return low, low  # "exactly 5" and a plain "5 bullet points" alike
+
+
+def read_instructions(task: str) -> list[dict[str, Any]]:
+    """The checkable instructions in ``task`` as JSON-safe dicts ({"kind", ...}), in a fixed order."""
+    found: list[dict[str, Any]] = []
+    per_section = []
+    for m in _COUNT_RE.finditer(task):
+        low, high = _number(m.group(2)), _number(m.group(3))
+        if low is None:
+            continue
+        lo, hi = _count_spec(m.group(1), low, high)
+        spec = {"kind": _list_kind(m.group(4)), "min": lo, "max": hi}
+        # "two sections ..., each with exactly 3 bullet points": counted per section, so in all once they are known
+        (per_section if _EACH_RE.search(task[max(0, m.start() - 24):m.start()]) else found).append(spec)
+    for m in _PAREN_COUNT_RE.finditer(task):
+        lo, hi = _number(m.group(2)), _number(m.group(3))
+        if lo is not None or hi is not None:
+            found.append({"kind": _list_kind(m.group(1)), "min": lo, "max": hi})
+    if not any(f["kind"] == "headings" for f in found) and len(headings := _HEADING_TEXT_RE.findall(task)) > 0:
+        found.append({"kind": "headings", "min": len(headings), "max": None})
+    for heading in _HEADING_TEXT_RE.findall(task):
+        found.append({"kind": "heading_text", "text": heading.strip()})
+    sections = next((f["min"] for f in found if f["kind"] == "headings" and f["min"] == f["max"]), None)
+    if sections:
+        found += [{**s, "min": s["min"] and s["min"] * sections, "max": s["max"] and s["max"] * sections}
+                  for s in per_section if s["kind"] != "headings"]
+    if not any(f["kind"] in LIST_KINDS for f in found) and _LIST_RE.search(task):
+        found.append({"kind": "items", "min": MIN_LIST_ITEMS, "max": None})
+    for m in _WORDS_RANGE_RE.finditer(task):
+        found.append({"kind": "words", "min": _number(m.group(1)), "max": _number(m.group(2))})
+    for m in _WORDS_MAX_RE.finditer(task):
+        n = _number(m.group(2))
+        strict = m.group(1).lower().split()[0] in ("under", "fewer", "less")
+        found.append({"kind": "words", "min": None, "max": n - 1 if strict else n})
+    for m in _WORDS_MIN_RE.finditer(task):
+        n = _number(m.group(2))
+        found.append({"kind": "words", "min": n + 1 if m.group(1).lower() in ("more than", "over") else n,
+                      "max": None})
+    for m in _FORBID_RE.finditer(task):
+        found += [{"kind": "avoid_word", "word": w} for w in _quoted(m.group(1))]
+    if m := _BEGIN_RE.search(task):
+        text = next(g for g in m.groups() if g).replace("\u2026", "...").split("...")[0].strip()
+        if text:
+            found.append({"kind": "begins_with", "text": text})
+    if _END_QUESTION_RE.search(task):
+        found.append({"kind": "ends_with_question"})
+    if _PYTHON_BLOCK_RE.search(task):
+        found.append({"kind": "python_block"})
+    for m in _MENTION_RE.finditer(task):
+        if re.search(r"\b(?:not|never|without)\s+$", task[:m.start()]):
+            continue
+        found += [{"kind": "mentions", "term": t} for t in _terms(m.group(1))]
+    return found
+
+
+def _terms(clause: str) -> list[str]:
+    """'the planner, both executors (routing, inventory) and the memory store' -> its noun phrases."""
+    parts = re.split(r",|\(|\)|\band\b|\bas\s+well\s+as\b|\bplus\b", clause)
+    terms = []
+    for part in parts:
+        words = [w for w in _WORD_RE.findall(part) if w.lower() not in _STOPWORDS and len(w) > 2]
+        if words and len(words) <= 4 and not _NOT_A_TERM_RE.search(part.strip()):
+            terms.append(" ".join(words))
+    return terms
+
+
+def split_code(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """(the text outside fenced code blocks, [(label, code), ...])."""
+    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE_RE.finditer(text)]
+    return _FENCE_RE.sub("", text), blocks
+
+
+def _count_lines(prose: str, kind: str) -> int:
+    patterns = {"bullets": (_BULLET_LINE_RE,), "numbered": (_NUMBERED_LINE_RE,), "headings": (_HEADING_LINE_RE,),
+                "items": (_BULLET_LINE_RE, _NUMBERED_LINE_RE)}[kind]
+    return sum(1 for line in prose.splitlines() if any(p.match(line) for p in patterns))
+
+
+def _stem_in(word: str, text: str) -> bool:
+    stem = word.lower()[:max(4, len(word) - 2)]
+    return re.search(r"\b" + re.escape(stem), text, re.I) is not None
+
+
+def _lines(prose: str) -> list[str]:
+    return [line.strip().strip(_MARKUP) for line in prose.splitlines() if line.strip().strip(_MARKUP)]
+
+
+def problem(instruction: dict[str, Any], text: str) -> str | None:
+    """What ``text`` gets wrong about one instruction, in words the model can act on; None when it is met."""
+    prose, blocks = split_code(text)
+    kind = instruction["kind"]
+    if kind in ("bullets", "numbered", "headings", "items"):
+        n, lo, hi = _count_lines(prose, kind), instruction["min"], instruction["max"]
+        if (lo is None or n >= lo) and (hi is None or n <= hi):
+            return None
+        what = {"bullets": "bullet points ('- ' lines)", "numbered": "numbered lines ('1. ')",
+                "headings": "Markdown headings ('## ' lines)", "items": "list items"}[kind]
+        wanted = f"exactly {lo}" if lo == hi else (f"{lo} to {hi}" if lo is not None and hi is not None
+                                                    else f"at least {lo}" if lo is not None else f"at most {hi}")
+        nested = " (nested ones do not count: make every item a top-level line)" if kind != "headings" and any(
+            re.match(r"^\s{2,}(?:[-*+\u2022]|\d{1,3}[.)])\s", line) for line in prose.splitlines()) else ""
+        return f"it has {n} {what}{nested}; the task asks for {wanted}"
+    if kind == "heading_text":
+        want = instruction["text"].lstrip("#").strip().lower()
+        found = any(line.lstrip().startswith("#") and line.lstrip("# \t").strip().lower().startswith(want)
+                    for line in prose.splitlines())
+        return None if found else f"it lacks the heading line '{instruction['text']}'"
+    if kind == "words":
+        n, lo, hi = len(_WORD_RE.findall(prose)), instruction["min"], instruction["max"]
+        if lo is not None and n < lo:
+            return f"it has {n} words outside code; the task asks for at least {lo}"
+        if hi is not None and n > hi:
+            # A small model asked for "at most 99" trims a few words; a concrete, lower target it meets.
+            target = max(lo or 0, int(hi * SHORTEN_TO))
+            return (f"it has {n} words outside code; the task asks for at most {hi}: shorten it to about "
+                    f"{target} words ({max(1, round(target / WORDS_PER_SENTENCE))} short sentences or items)")
+        return None
+    if kind == "avoid_word":
+        word = instruction["word"]
+        found = re.search(r"(?<!\w)" + re.escape(word) + r"(?!\w)", prose, re.I)
+        return f"it uses the word '{word}', which the task forbids" if found else None
+    if kind == "begins_with":
+        lines = _lines(prose if not text.lstrip().startswith("```") else text)
+        want = instruction["text"].strip(_MARKUP)
+        ok = bool(lines) and lines[0].lower().startswith(want.lower())
+        return None if ok else f"its first line must begin with '{want}'"
+    if kind == "ends_with_question":
+        lines = _lines(prose)
+        return None if lines and lines[-1].rstrip(")").endswith("?") else "its last line must be a question"
+    if kind == "python_block":
+        code = [c for label, c in blocks if label in ("", "python", "py", "python3")]
+        if not code:
+            return "it needs the code in a ```python block"
+        for block in code:
+            try:
+                ast.parse(block)
+            except SyntaxError as exc:
+                return f"its Python code block does not parse ({exc.msg}, line {exc.lineno})"
+        return None
+    if kind == "mentions":
+        words = instruction["term"].split()
+        return None if all(_stem_in(w, text) for w in words) else f"it does not mention {instruction['term']}"
+    raise ValueError(f"unknown instruction kind {kind!r}")
+
+
+def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:
+    return [p for p in (problem(i, text) for i in instructions) if p is not None]

@@ -1,0 +1,67 @@
+"""The final answer checked against the task's checkable instructions (hierplan.nodes.instructions) and revised
+when it breaks one: the model is told what exactly is wrong ("it has 7 bullet points; the task asks for exactly
+5") and rewrites the answer, at most MAX_REVISIONS times. The answer kept is the one that breaks the fewest
+instructions, the draft on a tie; the run records every round (``instruction_check``; ``hierplan show``).
+
+Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
+exactly; a plan's hierarchy gives the answer a place to be checked before the user sees it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from hierplan.config import Sampling
+from hierplan.nodes import prompts
+from hierplan.nodes.instructions import problems, read_instructions
+from hierplan.nodes.model_call import invoke_model
+
+MAX_REVISIONS = 2
+
+
+def revise_messages(task: str, draft: str, found: list[str]) -> list:
+    return [SystemMessage(prompts.REVISE_SYSTEM),
+            HumanMessage(prompts.REVISE_USER.format(task=task, draft=draft,
+                                                    problems="\n".join(f"- {p}" for p in found)))]
+
+
+def revise(model: BaseChatModel, sampling: Sampling, task: str, draft: str, *, seed: int | None
+           ) -> tuple[str, dict[str, Any] | None, list[dict[str, Any]]]:
+    """(the answer to keep, the check as recorded or None when the task states no checkable instruction,
+    the revision calls made)."""
+    instructions = read_instructions(task)
+    if not instructions:
+        return draft, None, []
+    best, best_problems = draft, problems(instructions, draft)
+    rounds: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    current, current_problems = draft, best_problems
+    for attempt in range(1, MAX_REVISIONS + 1):
+        if not current_problems:
+            break
+        text, call = invoke_model(model, revise_messages(task, current, current_problems), sampling,
+                                  node="reviser", seed=seed, seed_key=(attempt,))
+        calls.append(call.model_dump())
+        current = text.strip()
+        current_problems = problems(instructions, current) if current else ["the revision was empty"]
+        rounds.append({"attempt": attempt, "problems": current_problems})
+        if current and len(current_problems) < len(best_problems):
+            best, best_problems = current, current_problems
+    check = {"kind": "instructions", "instructions": instructions, "draft_problems": problems(instructions, draft),
+             "revisions": rounds, "revised": best != draft, "problems": best_problems, "ok": not best_problems}
+    return best, check, calls
+
+
+def describe(check: dict[str, Any]) -> str:
+    """One line for ``hierplan show`` and the web page."""
+    n = len(check["instructions"])
+    if not check["draft_problems"]:
+        return f"instructions check: the answer met all {n} checkable instructions of the task"
+    what = (f"revised {len(check['revisions'])} time(s)" if check["revisions"] else "not revised")
+    state = "now meets all" if check["ok"] else f"still breaks {len(check['problems'])} of"
+    return (f"instructions check: the first answer broke {len(check['draft_problems'])} of {n} checkable "
+            f"instructions ({'; '.join(check['draft_problems'])}); {what}, it {state} {n}"
+            + (f" ({'; '.join(check['problems'])})" if check["problems"] else ""))

@@ -1,0 +1,124 @@
+"""The task's checkable instructions, read from its words, checked on an answer, and the answer revised against
+them (hierplan.nodes.instructions, hierplan.nodes.revise). Phrasings here are not the eval's tasks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes import ScriptedChatModel, plan_json
+from hierplan import build_graph
+from hierplan.config import Sampling
+from hierplan.nodes.instructions import problem, problems, read_instructions
+from hierplan.nodes.revise import MAX_REVISIONS, describe, revise
+
+
+@pytest.mark.parametrize("task, expected", [
+    ("Give exactly three tips for saving energy at home.", [{"kind": "items", "min": 3, "max": 3}]),
+    ("List between 4 and 6 bullet points about composting.", [{"kind": "bullets", "min": 4, "max": 6}]),
+    ("Describe the process in no more than 50 words.", [{"kind": "words", "min": None, "max": 50}]),
+    ("Summarise the meeting in fewer than 40 words.", [{"kind": "words", "min": None, "max": 39}]),
+    ("Write at least 150 words on tides.", [{"kind": "words", "min": 150, "max": None}]),
+    ("Write 30-60 words on tides.", [{"kind": "words", "min": 30, "max": 60}]),
+    ("Pitch the product and avoid the words 'synergy' and \"leverage\".",
+     [{"kind": "avoid_word", "word": "synergy"}, {"kind": "avoid_word", "word": "leverage"}]),
+    ("Write a memo. Start with the line 'Dear team,' and sign it.", [{"kind": "begins_with", "text": "Dear team,"}]),
+    ("Reply to the customer and end with a question.", [{"kind": "ends_with_question"}]),
+    ("Give numbered steps (at least 2, at most 3) for brewing tea.", [{"kind": "numbered", "min": 2, "max": 3}]),
+    ("Write notes with one Markdown heading.", [{"kind": "headings", "min": 1, "max": 1}]),
+    ("Show a Python code block that reverses a list.", [{"kind": "python_block"}]),
+    ("Describe a bakery. Mention the oven, the flour and fresh bread.",
+     [{"kind": "mentions", "term": "oven"}, {"kind": "mentions", "term": "flour"},
+      {"kind": "mentions", "term": "fresh bread"}]),
+    ("Write a shopping checklist for a picnic.", [{"kind": "items", "min": 3, "max": None}]),
+])
+def test_instructions_are_read_from_the_tasks_words(task, expected):
+    assert read_instructions(task) == expected
+
+
+def test_counts_per_section_become_a_total_and_a_next_instruction_is_not_a_term():
+    found = read_instructions("Write two sections with the headings '## Pros' and '## Cons', each with exactly 2 "
+                              "bullet points. Mention cost and speed, and keep it under 90 words.")
+    assert {"kind": "bullets", "min": 4, "max": 4} in found and {"kind": "headings", "min": 2, "max": 2} in found
+    assert {"kind": "heading_text", "text": "## Pros"} in found
+    assert [f["term"] for f in found if f["kind"] == "mentions"] == ["cost", "speed"]
+    assert {"kind": "words", "min": None, "max": 89} in found
+
+
+def test_a_task_without_form_instructions_has_none_and_a_negated_mention_is_not_one():
+    assert read_instructions("How many apples are left if Sam eats 3 of 10?") == []
+    assert read_instructions("Explain photosynthesis to a child.") == []
+    assert read_instructions("Describe the city but do not mention the weather.") == []
+
+
+def test_counts_words_openings_and_endings_are_checked_exactly():
+    five = "- a\n- b\n- c\n- d\n- e"
+    assert problem({"kind": "bullets", "min": 5, "max": 5}, five) is None
+    assert problem({"kind": "bullets", "min": 5, "max": 5}, five + "\n- f") == (
+        "it has 6 bullet points ('- ' lines); the task asks for exactly 5")
+    assert problem({"kind": "bullets", "min": 2, "max": 2}, "- a\n  - nested\n- b") is None  # top level only
+    assert problem({"kind": "items", "min": 3, "max": 3}, "1. a\n2) b\n- c") is None
+    assert "at most 3" in problem({"kind": "words", "min": None, "max": 3}, "one two three four")
+    assert problem({"kind": "words", "min": None, "max": 2}, "one two\n```python\nx = 1 + 2 + 3\n```") is None
+    assert problem({"kind": "begins_with", "text": "Subject:"}, "**Subject:** Late order\n\nHi") is None
+    assert problem({"kind": "begins_with", "text": "Subject:"}, "Hi\nSubject: x") is not None
+    assert problem({"kind": "ends_with_question"}, "Thanks.\n\nDoes Friday work for you?\n") is None
+    assert problem({"kind": "ends_with_question"}, "Does Friday work?\n\nBest,\nSam") is not None
+
+
+def test_forbidden_words_mentions_headings_and_code_blocks():
+    assert problem({"kind": "avoid_word", "word": "very"}, "Every step was good.") is None  # a whole word only
+    assert problem({"kind": "avoid_word", "word": "very"}, "It was Very good.") is not None
+    assert problem({"kind": "mentions", "term": "executors"}, "Each executor runs a step.") is None
+    assert problem({"kind": "mentions", "term": "memory store"}, "It keeps a memory.") is not None
+    assert problem({"kind": "heading_text", "text": "## Pros"}, "## Pros and more\n- a") is None
+    assert problem({"kind": "heading_text", "text": "## Pros"}, "Pros:\n- a") is not None
+    assert problem({"kind": "python_block"}, "```python\ndef f(x):\n    return x\n```") is None
+    assert "does not parse" in problem({"kind": "python_block"}, "```python\ndef f(x)\n    return x\n```")
+    assert problem({"kind": "python_block"}, "def f(x): return x") == "it needs the code in a ```python block"
+
+
+TASK = "Write exactly 3 bullet points about tea. Do not use the word 'very'."
+GOOD = "- Green tea\n- Black tea\n- Herbal tea"
+
+
+def test_revise_keeps_a_draft_that_meets_every_instruction_without_a_call():
+    model = ScriptedChatModel()
+    final, check, calls = revise(model, Sampling(), TASK, GOOD, seed=1)
+    assert final == GOOD and calls == [] and model.calls == []
+    assert check["ok"] and not check["revised"] and check["draft_problems"] == []
+    assert describe(check).endswith("met all 2 checkable instructions of the task")
+    assert revise(model, Sampling(), "Explain tea.", "Tea is a drink.", seed=1) == ("Tea is a drink.", None, [])
+
+
+def test_revise_tells_the_model_what_is_wrong_and_keeps_the_better_answer():
+    model = ScriptedChatModel(script={"reviser": [GOOD]})
+    draft = "- Green tea is very good\n- Black tea\n- Herbal tea\n- Oolong"
+    final, check, calls = revise(model, Sampling(), TASK, draft, seed=1)
+    assert final == GOOD and len(calls) == 1 and check["revised"] and check["ok"]
+    asked = model.calls[0]["messages"][-1].content
+    assert "it has 4 bullet points ('- ' lines); the task asks for exactly 3" in asked
+    assert "it uses the word 'very', which the task forbids" in asked and draft in asked
+    json.dumps(check)  # JSON-safe, as state must be
+    assert "broke 2 of 2" in describe(check) and "now meets all 2" in describe(check)
+
+
+def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
+    worse = "Tea is very very good."  # no bullets at all, and the word
+    model = ScriptedChatModel(script={"reviser": [worse] * (MAX_REVISIONS + 2)})
+    draft = "- Green tea\n- Black tea"  # one problem: 2 bullets
+    final, check, calls = revise(model, Sampling(), TASK, draft, seed=1)
+    assert final == draft and len(calls) == MAX_REVISIONS and not check["revised"] and not check["ok"]
+    assert [len(r["problems"]) for r in check["revisions"]] == [2] * MAX_REVISIONS
+    assert "still breaks 1 of 2" in describe(check)
+
+
+def test_the_graph_revises_a_writing_answer_and_records_the_check():
+    model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])],
+                                      "aggregator": ["Final answer: 3"], "reviser": [GOOD]})
+    out = build_graph(model, constrain=False).invoke({"task": TASK}, {"configurable": {"thread_id": "rv"}})
+    assert out["final"] == GOOD and out["instruction_check"]["revised"] is True
+    assert out["instruction_check"]["draft_problems"][0].startswith("it has 0 bullet points")
+    assert model.count("reviser") == 1 and "answer_check" not in out
+    assert [c["node"] for c in out["calls"]] == ["planner", "aggregator", "reviser"]
