@@ -88,8 +88,18 @@ def test_revise_keeps_a_draft_that_meets_every_instruction_without_a_call():
     final, check, calls = revise(model, Sampling(), TASK, GOOD, seed=1)
     assert final == GOOD and calls == [] and model.calls == []
     assert check["ok"] and not check["revised"] and check["draft_problems"] == []
-    assert describe(check).endswith("met all 2 checkable instructions of the task")
-    assert revise(model, Sampling(), "Explain tea.", "Tea is a drink.", seed=1) == ("Tea is a drink.", None, [])
+    assert describe(check).endswith("met all 3 checkable instructions of the task")  # the 2, and no repeats
+    final, check, calls = revise(model, Sampling(), "Explain tea.", "Tea is a drink.", seed=1)
+    assert (final, calls, check["instructions"], check["ok"]) == ("Tea is a drink.", [], [{"kind": "no_repeats"}],
+                                                                  True)
+
+
+def test_lines_said_twice_are_a_problem_whatever_the_task_says():
+    block = "- **Planner**: breaks the task into steps\n- **Memory**: keeps past decisions for later runs\n"
+    assert problem({"kind": "no_repeats"}, block) is None
+    found = problem({"kind": "no_repeats"}, "Design:\n" + block + "Build:\n" + block)
+    assert found.startswith("it repeats 2 line(s) word for word, e.g. 'planner breaks the task into steps'")
+    assert problem({"kind": "no_repeats"}, "- Test it.\n- Test it.") is None  # too short to be a copied block
 
 
 def test_revise_tells_the_model_what_is_wrong_and_keeps_the_better_answer():
@@ -101,7 +111,7 @@ def test_revise_tells_the_model_what_is_wrong_and_keeps_the_better_answer():
     assert "it has 4 bullet points ('- ' lines); the task asks for exactly 3" in asked
     assert "it uses the word 'very', which the task forbids" in asked and draft in asked
     json.dumps(check)  # JSON-safe, as state must be
-    assert "broke 2 of 2" in describe(check) and "now meets all 2" in describe(check)
+    assert "broke 2 of 3" in describe(check) and "now meets all 3" in describe(check)
 
 
 def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
@@ -111,7 +121,7 @@ def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
     final, check, calls = revise(model, Sampling(), TASK, draft, seed=1)
     assert final == draft and len(calls) == MAX_REVISIONS and not check["revised"] and not check["ok"]
     assert [len(r["problems"]) for r in check["revisions"]] == [2] * MAX_REVISIONS
-    assert "still breaks 1 of 2" in describe(check)
+    assert "still breaks 1 of 3" in describe(check)
 
 
 def test_the_graph_revises_a_writing_answer_and_records_the_check():

@@ -56,9 +56,7 @@ def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
             update["answer_check"] = check
         else:
             final, checked, calls = revise(model, sampling.aggregator, state["task"], final, seed=sampling.seed)
-            if checked is not None:
-                update.update(final=final, instruction_check=checked)
-                update["calls"] += calls
+            update.update(final=final, instruction_check=checked, calls=update["calls"] + calls)
         return update
 
     return aggregator

@@ -47,6 +47,10 @@ _PYTHON_BLOCK_RE = re.compile(r"```\s*python|\bpython\s+(?:code\s+)?block\b|\bco
                               r"\bpython\b.*\bcode\s+block\b", re.I | re.S)
 _MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|cover|covering)\s+"
                          r"(?:both\s+|all\s+of\s+)?([^.;:!?]+)", re.I)
+# A line of at least this many words said twice is a repeat (a small model copies its notes' blocks again).
+REPEAT_MIN_WORDS = 5
+# Checked on every answer, whatever the task says: the same lines said twice.
+ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
 # Asked to shorten, aim this far under the limit, in sentences of about this many words.
 SHORTEN_TO = 0.75
 WORDS_PER_SENTENCE = 15
@@ -99,7 +103,8 @@ def _count_spec(bound: str | None, low: int, high: int | None) -> tuple[int | No
 
 
 def read_instructions(task: str) -> list[dict[str, Any]]:
-    """The checkable instructions in ``task`` as JSON-safe dicts ({"kind", ...}), in a fixed order."""
+    """The checkable instructions in ``task`` as JSON-safe dicts ({"kind", ...}), in a fixed order (ALWAYS is
+    not among them: revise adds it)."""
     found: list[dict[str, Any]] = []
     per_section = []
     for m in _COUNT_RE.finditer(task):
@@ -197,7 +202,9 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
                                                     else f"at least {lo}" if lo is not None else f"at most {hi}")
         nested = " (nested ones do not count: make every item a top-level line)" if kind != "headings" and any(
             re.match(r"^\s{2,}(?:[-*+\u2022]|\d{1,3}[.)])\s", line) for line in prose.splitlines()) else ""
-        return f"it has {n} {what}{nested}; the task asks for {wanted}"
+        extra = (" (use bold text or list items for anything else)" if kind == "headings" and hi is not None and n > hi
+                 else "")
+        return f"it has {n} {what}{nested}; the task asks for {wanted}{extra}"
     if kind == "heading_text":
         want = instruction["text"].lstrip("#").strip().lower()
         found = any(line.lstrip().startswith("#") and line.lstrip("# \t").strip().lower().startswith(want)
@@ -235,6 +242,17 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
             except SyntaxError as exc:
                 return f"its Python code block does not parse ({exc.msg}, line {exc.lineno})"
         return None
+    if kind == "no_repeats":
+        seen: dict[str, int] = {}
+        for line in _lines(prose):
+            key = " ".join(_WORD_RE.findall(line.lower()))
+            if len(key.split()) >= REPEAT_MIN_WORDS:
+                seen[key] = seen.get(key, 0) + 1
+        repeated = [line for line, n in seen.items() if n > 1]
+        if not repeated:
+            return None
+        return (f"it repeats {len(repeated)} line(s) word for word, e.g. '{repeated[0]}': say each thing once "
+                f"and drop the repeats")
     if kind == "mentions":
         words = instruction["term"].split()
         return None if all(_stem_in(w, text) for w in words) else f"it does not mention {instruction['term']}"

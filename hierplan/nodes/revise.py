@@ -1,5 +1,5 @@
-"""The final answer checked against the task's checkable instructions (hierplan.nodes.instructions) and revised
-when it breaks one: the model is told what exactly is wrong ("it has 7 bullet points; the task asks for exactly
+"""The final answer checked against the task's checkable instructions (hierplan.nodes.instructions), and against
+saying the same lines twice, and revised when it breaks one: the model is told what exactly is wrong ("it has 7 bullet points; the task asks for exactly
 5") and rewrites the answer, at most MAX_REVISIONS times. The answer kept is the one that breaks the fewest
 instructions, the draft on a tie; the run records every round (``instruction_check``; ``hierplan show``).
 
@@ -16,7 +16,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.config import Sampling
 from hierplan.nodes import prompts
-from hierplan.nodes.instructions import problems, read_instructions
+from hierplan.nodes.instructions import ALWAYS, problems, read_instructions
 from hierplan.nodes.model_call import invoke_model
 
 MAX_REVISIONS = 2
@@ -30,11 +30,8 @@ def revise_messages(task: str, draft: str, found: list[str]) -> list:
 
 def revise(model: BaseChatModel, sampling: Sampling, task: str, draft: str, *, seed: int | None
            ) -> tuple[str, dict[str, Any] | None, list[dict[str, Any]]]:
-    """(the answer to keep, the check as recorded or None when the task states no checkable instruction,
-    the revision calls made)."""
-    instructions = read_instructions(task)
-    if not instructions:
-        return draft, None, []
+    """(the answer to keep, the check as recorded, the revision calls made)."""
+    instructions = [*read_instructions(task), *ALWAYS]
     best, best_problems = draft, problems(instructions, draft)
     rounds: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
