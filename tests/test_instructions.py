@@ -11,7 +11,7 @@ from fakes import ScriptedChatModel, plan_json
 from hierplan import build_graph
 from hierplan.config import Sampling
 from hierplan.nodes.instructions import problem, problems, read_instructions
-from hierplan.nodes.revise import MAX_REVISIONS, describe, revise
+from hierplan.nodes.revise import MAX_REVISIONS, RETRY_TEMPERATURE, describe, revise
 
 
 @pytest.mark.parametrize("task, expected", [
@@ -72,6 +72,7 @@ def test_forbidden_words_mentions_headings_and_code_blocks():
     assert problem({"kind": "avoid_word", "word": "very"}, "It was Very good.") is not None
     assert problem({"kind": "mentions", "term": "executors"}, "Each executor runs a step.") is None
     assert problem({"kind": "mentions", "term": "memory store"}, "It keeps a memory.") is not None
+    assert problem({"kind": "mentions", "term": "aggregator"}, "It aggregates the results.") is not None  # whole words
     assert problem({"kind": "heading_text", "text": "## Pros"}, "## Pros and more\n- a") is None
     assert problem({"kind": "heading_text", "text": "## Pros"}, "Pros:\n- a") is not None
     assert problem({"kind": "python_block"}, "```python\ndef f(x):\n    return x\n```") is None
@@ -109,7 +110,8 @@ def test_revise_tells_the_model_what_is_wrong_and_keeps_the_better_answer():
     assert final == GOOD and len(calls) == 1 and check["revised"] and check["ok"]
     asked = model.calls[0]["messages"][-1].content
     assert "it has 4 bullet points ('- ' lines); the task asks for exactly 3" in asked
-    assert "it uses the word 'very', which the task forbids" in asked and draft in asked
+    assert "it uses the word 'very', which the task forbids" in asked and TASK in asked
+    assert "Green tea is very good" not in asked  # written anew: shown a draft, the model sends it back
     json.dumps(check)  # JSON-safe, as state must be
     assert "broke 2 of 3" in describe(check) and "now meets all 3" in describe(check)
 
@@ -121,6 +123,7 @@ def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
     final, check, calls = revise(model, Sampling(), TASK, draft, seed=1)
     assert final == draft and len(calls) == MAX_REVISIONS and not check["revised"] and not check["ok"]
     assert [len(r["problems"]) for r in check["revisions"]] == [2] * MAX_REVISIONS
+    assert [c["kwargs"]["temperature"] for c in model.calls] == [0.2, RETRY_TEMPERATURE]  # the retry warmer
     assert "still breaks 1 of 3" in describe(check)
 
 

@@ -179,9 +179,10 @@ def _count_lines(prose: str, kind: str) -> int:
     return sum(1 for line in prose.splitlines() if any(p.match(line) for p in patterns))
 
 
-def _stem_in(word: str, text: str) -> bool:
-    stem = word.lower()[:max(4, len(word) - 2)]
-    return re.search(r"\b" + re.escape(stem), text, re.I) is not None
+def _word_in(word: str, text: str) -> bool:
+    """The whole word, singular or plural ("executors" is mentioned by "executor", "routing" not by "route")."""
+    base = word[:-1] if word.lower().endswith("s") and len(word) > 3 else word
+    return re.search(rf"(?<![^\W_]){re.escape(base)}(?:s|es|'s|\u2019s)?(?![^\W_])", text, re.I) is not None
 
 
 def _lines(prose: str) -> list[str]:
@@ -231,7 +232,8 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
         return None if ok else f"its first line must begin with '{want}'"
     if kind == "ends_with_question":
         lines = _lines(prose)
-        return None if lines and lines[-1].rstrip(")").endswith("?") else "its last line must be a question"
+        return None if lines and lines[-1].rstrip(")").endswith("?") else (
+            "its last line must be a question, with nothing after it (no sign-off or name)")
     if kind == "python_block":
         code = [c for label, c in blocks if label in ("", "python", "py", "python3")]
         if not code:
@@ -255,7 +257,7 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
                 f"and drop the repeats")
     if kind == "mentions":
         words = instruction["term"].split()
-        return None if all(_stem_in(w, text) for w in words) else f"it does not mention {instruction['term']}"
+        return None if all(_word_in(w, text) for w in words) else f"it does not mention {instruction['term']}"
     raise ValueError(f"unknown instruction kind {kind!r}")
 
 

@@ -1,6 +1,7 @@
 """The final answer checked against the task's checkable instructions (hierplan.nodes.instructions), and against
-saying the same lines twice, and revised when it breaks one: the model is told what exactly is wrong ("it has 7 bullet points; the task asks for exactly
-5") and rewrites the answer, at most MAX_REVISIONS times. The answer kept is the one that breaks the fewest
+saying the same lines twice, and written anew when it breaks one: the model gets the task and what exactly the
+answer got wrong ("it has 7 bullet points; the task asks for exactly 5") and writes a new answer, at most
+MAX_REVISIONS times. The answer kept is the one that breaks the fewest
 instructions, the draft on a tie; the run records every round (``instruction_check``; ``hierplan show``).
 
 Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
@@ -9,6 +10,7 @@ exactly; a plan's hierarchy gives the answer a place to be checked before the us
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -20,12 +22,12 @@ from hierplan.nodes.instructions import ALWAYS, problems, read_instructions
 from hierplan.nodes.model_call import invoke_model
 
 MAX_REVISIONS = 2
+RETRY_TEMPERATURE = 0.7
 
 
-def revise_messages(task: str, draft: str, found: list[str]) -> list:
+def revise_messages(task: str, found: list[str]) -> list:
     return [SystemMessage(prompts.REVISE_SYSTEM),
-            HumanMessage(prompts.REVISE_USER.format(task=task, draft=draft,
-                                                    problems="\n".join(f"- {p}" for p in found)))]
+            HumanMessage(prompts.REVISE_USER.format(task=task, problems="\n".join(f"- {p}" for p in found)))]
 
 
 def revise(model: BaseChatModel, sampling: Sampling, task: str, draft: str, *, seed: int | None
@@ -39,7 +41,10 @@ def revise(model: BaseChatModel, sampling: Sampling, task: str, draft: str, *, s
     for attempt in range(1, MAX_REVISIONS + 1):
         if not current_problems:
             break
-        text, call = invoke_model(model, revise_messages(task, current, current_problems), sampling,
+        # The second try warmer: at the first one's temperature it mostly repeats the first.
+        round_sampling = sampling if attempt == 1 else replace(sampling, temperature=max(sampling.temperature,
+                                                                                     RETRY_TEMPERATURE))
+        text, call = invoke_model(model, revise_messages(task, current_problems), round_sampling,
                                   node="reviser", seed=seed, seed_key=(attempt,))
         calls.append(call.model_dump())
         current = text.strip()
