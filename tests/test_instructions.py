@@ -135,3 +135,22 @@ def test_the_graph_revises_a_writing_answer_and_records_the_check():
     assert out["instruction_check"]["draft_problems"][0].startswith("it has 0 bullet points")
     assert model.count("reviser") == 1 and "answer_check" not in out
     assert [c["node"] for c in out["calls"]] == ["planner", "aggregator", "reviser"]
+
+
+def test_the_terminal_shows_the_checked_answer_when_it_differs_from_what_streamed():
+    import io
+
+    from hierplan.cli.output import HumanReporter
+
+    out = io.StringIO()
+    reporter = HumanReporter(out=out)
+    for piece in ("Final answer: ", "3"):
+        reporter.live({"event": "final_token", "text": piece})
+    reporter.update("aggregator", {"final": GOOD})
+    shown = out.getvalue()
+    assert shown.index("Final answer: 3") < shown.index("Final answer, as checked") < shown.index("- Green tea")
+    same = io.StringIO()
+    reporter = HumanReporter(out=same)
+    reporter.live({"event": "final_token", "text": GOOD})
+    reporter.update("aggregator", {"final": GOOD})
+    assert "as checked" not in same.getvalue() and same.getvalue().count("- Green tea") == 1
