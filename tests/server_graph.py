@@ -28,11 +28,13 @@ LOADS: list[str] = []
 
 
 def final_for(name: str):
-    """The aggregator's reply: the task line of its prompt, so every run's answer names its own task, and how
+    """The aggregator's reply: the task line of its prompt (first in a numeric task's prompt, after the notes in
+    another's), so every run's answer names its own task, and how
     often this server process has loaded this model."""
 
     def answer(messages) -> str:
-        task = messages[-1].content.split("\n", 1)[0].removeprefix("Task: ")
+        task = next(line for line in messages[-1].content.splitlines() if line.startswith("Task: ")).removeprefix(
+            "Task: ")
         return f"FINAL for [{task}] (loads of {name}: {LOADS.count(name)})"
 
     return answer

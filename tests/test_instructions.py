@@ -154,3 +154,11 @@ def test_the_terminal_shows_the_checked_answer_when_it_differs_from_what_streame
     reporter.live({"event": "final_token", "text": GOOD})
     reporter.update("aggregator", {"final": GOOD})
     assert "as checked" not in same.getvalue() and same.getvalue().count("- Green tea") == 1
+
+
+def test_a_numeric_answer_is_never_rewritten_even_without_a_computation():
+    repeated = "The pen costs three dollars each.\nThe pen costs three dollars each."
+    model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])], "aggregator": [repeated]})
+    out = build_graph(model, constrain=False).invoke({"task": "A pen costs 3 dollars. How much do 7 pens cost?"},
+                                                     {"configurable": {"thread_id": "nr"}})
+    assert out["final"] == repeated and model.count("reviser") == 0 and "instruction_check" not in out

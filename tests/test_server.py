@@ -50,8 +50,10 @@ def test_a_task_runs_to_the_end_streaming_updates_and_progress_events(server):
 
     thread, updates, custom, state = run(go())
     assert uuid.UUID(thread["thread_id"])
-    assert [n for n in updates if n != "scheduler"] == ["planner", "python_step", "llm_step", "llm_step",
-                                                        "aggregator"]
+    # The checker runs beside the planner (a task that asks for no quantity: an empty update).
+    assert updates.count("checker") == 1 and updates.index("checker") < updates.index("python_step")
+    assert [n for n in updates if n not in ("scheduler", "checker")] == ["planner", "python_step", "llm_step",
+                                                                         "llm_step", "aggregator"]
     events = [e["event"] for e in custom]
     assert events[0] == "planning" and "steps_started" in events and "final_token" in events
     values = state["values"]

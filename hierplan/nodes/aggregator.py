@@ -54,7 +54,7 @@ def make_aggregator(model: BaseChatModel, sampling: SamplingConfig):
                 check = {**check, "corrected": True,
                          "note": check["note"] + "; the answer now ends with the computed value"}
             update["answer_check"] = check
-        else:
+        elif not is_numeric_task(state["task"]):  # a numeric answer is checked against its computation instead
             final, checked, calls = revise(model, sampling.aggregator, state["task"], final, seed=sampling.seed)
             update.update(final=final, instruction_check=checked, calls=update["calls"] + calls)
         return update
