@@ -14,6 +14,11 @@ import ast
 import re
 from typing import Any
 
+# The text views (code fences, words) are the eval's, so a count here and there means the same thing; what to
+# check is read here from the task's words, there from each task's written requirements.
+from hierplan.eval.requirements import PYTHON_LABELS, split_code
+from hierplan.eval.requirements import words as prose_words
+
 NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())}
@@ -64,11 +69,9 @@ _NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|a
                             re.I)
 _HEADING_TEXT_RE = re.compile(r"['\"\u201c\u2018](#{1,6}\s+[^'\"\u201d\u2019]+)['\"\u201d\u2019]")
 
-_FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
 _BULLET_LINE_RE = re.compile(r"^ {0,1}[-*+\u2022][ \t]+\S")
 _NUMBERED_LINE_RE = re.compile(r"^ {0,1}(?:\d{1,3}[.)]|step\s+\d{1,3}[.:)]?)[ \t]+\S", re.I)
 _HEADING_LINE_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S")
-_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _STOPWORDS = frozenset("a an the of in on at to for and or with its their your our his her this that these those "
                        "both each every all some any how what why who which when where new".split())
 _MARKUP = "*_`#>\"' \t"
@@ -161,16 +164,10 @@ def _terms(clause: str) -> list[str]:
     parts = re.split(r",|\(|\)|\band\b|\bas\s+well\s+as\b|\bplus\b", clause)
     terms = []
     for part in parts:
-        words = [w for w in _WORD_RE.findall(part) if w.lower() not in _STOPWORDS and len(w) > 2]
+        words = [w for w in prose_words(part) if w.lower() not in _STOPWORDS and len(w) > 2]
         if words and len(words) <= 4 and not _NOT_A_TERM_RE.search(part.strip()):
             terms.append(" ".join(words))
     return terms
-
-
-def split_code(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """(the text outside fenced code blocks, [(label, code), ...])."""
-    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE_RE.finditer(text)]
-    return _FENCE_RE.sub("", text), blocks
 
 
 def _count_lines(prose: str, kind: str) -> int:
@@ -212,7 +209,7 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
                     for line in prose.splitlines())
         return None if found else f"it lacks the heading line '{instruction['text']}'"
     if kind == "words":
-        n, lo, hi = len(_WORD_RE.findall(prose)), instruction["min"], instruction["max"]
+        n, lo, hi = len(prose_words(prose)), instruction["min"], instruction["max"]
         if lo is not None and n < lo:
             return f"it has {n} words outside code; the task asks for at least {lo}"
         if hi is not None and n > hi:
@@ -235,7 +232,7 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
         return None if lines and lines[-1].rstrip(")").endswith("?") else (
             "its last line must be a question, with nothing after it (no sign-off or name)")
     if kind == "python_block":
-        code = [c for label, c in blocks if label in ("", "python", "py", "python3")]
+        code = [c for label, c in blocks if label in PYTHON_LABELS]
         if not code:
             return "it needs the code in a ```python block"
         for block in code:
@@ -247,7 +244,7 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
     if kind == "no_repeats":
         seen: dict[str, int] = {}
         for line in _lines(prose):
-            key = " ".join(_WORD_RE.findall(line.lower()))
+            key = " ".join(prose_words(line.lower()))
             if len(key.split()) >= REPEAT_MIN_WORDS:
                 seen[key] = seen.get(key, 0) + 1
         repeated = [line for line, n in seen.items() if n > 1]

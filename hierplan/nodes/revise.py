@@ -31,13 +31,14 @@ def revise_messages(task: str, found: list[str]) -> list:
 
 
 def revise(model: BaseChatModel, sampling: Sampling, task: str, draft: str, *, seed: int | None
-           ) -> tuple[str, dict[str, Any] | None, list[dict[str, Any]]]:
+           ) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
     """(the answer to keep, the check as recorded, the revision calls made)."""
     instructions = [*read_instructions(task), *ALWAYS]
-    best, best_problems = draft, problems(instructions, draft)
+    draft_problems = problems(instructions, draft)
+    best, best_problems = draft, draft_problems
     rounds: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
-    current, current_problems = draft, best_problems
+    current, current_problems = draft, draft_problems
     for attempt in range(1, MAX_REVISIONS + 1):
         if not current_problems:
             break
@@ -52,7 +53,7 @@ def revise(model: BaseChatModel, sampling: Sampling, task: str, draft: str, *, s
         rounds.append({"attempt": attempt, "problems": current_problems})
         if current and len(current_problems) < len(best_problems):
             best, best_problems = current, current_problems
-    check = {"kind": "instructions", "instructions": instructions, "draft_problems": problems(instructions, draft),
+    check = {"kind": "instructions", "instructions": instructions, "draft_problems": draft_problems,
              "revisions": rounds, "revised": best != draft, "problems": best_problems, "ok": not best_problems}
     return best, check, calls
 
