@@ -89,6 +89,28 @@ def test_structured_output_is_constrained_by_the_grammar(chat):
     assert [s.id for s in out["parsed"].steps] == list(range(1, len(out["parsed"].steps) + 1))
 
 
+def test_the_plan_schema_is_fitted_to_each_calls_max_tokens(chat):
+    """llama.cpp cannot close the JSON when max_tokens runs out: a plan schema allowing more steps than fit
+    would be cut off, invalid. The schema goes per call, fitted to that call's budget, as to a server."""
+    from hierplan.models.remote.structured import server_schema
+
+    sent = []
+
+    class Recorder:
+        def chat(self, request):
+            sent.append(request)
+            return chat.engine.chat(request)
+
+    recorded = ChatLlamaCpp(engine=Recorder())
+    runnable = recorded.with_structured_output(DraftPlan, include_raw=True)
+    for budget in (650, 3000):
+        runnable.invoke([HumanMessage("Plan how to bake bread. Answer with a JSON plan.")], temperature=0,
+                        max_tokens=budget)
+    small, large = (r["response_format"]["json_schema"]["schema"] for r in sent)
+    assert small == server_schema(DraftPlan, budget=650) and large == server_schema(DraftPlan, budget=3000)
+    assert len(small["properties"]["steps"]["anyOf"]) < len(large["properties"]["steps"]["anyOf"])
+
+
 def test_a_refused_request_is_an_engine_error(chat):
     bad = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "no-such-type"}}}
     with pytest.raises(EngineError, match="llama.cpp failed a request"):

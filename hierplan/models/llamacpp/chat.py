@@ -9,8 +9,9 @@ Nodes use it through the public chat-model API only:
 * ``usage_metadata`` from the engine's own token counts (prompt tokens served from its prompt cache are
   counted too, and reported as ``cached_tokens`` in ``response_metadata``);
 * ``with_structured_output(PydanticClass, include_raw=True)``: the reply constrained by llama.cpp's grammar
-  for the JSON schema hierplan sends every server (remote.structured.server_schema), tagged
-  ``response_metadata["hierplan_structured"] == "grammar"``.
+  for the JSON schema hierplan sends every server (remote.structured.server_schema), fitted to the call's
+  max_tokens as for a server (llama.cpp cannot close the JSON when the budget runs out, so a plan that ran to
+  the cap was cut off and invalid), tagged ``response_metadata["hierplan_structured"] == "grammar"``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"
 # Call options -> llama.cpp request fields.
 _FIELDS = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_tokens", "seed": "seed",
            "repetition_penalty": "repeat_penalty", "stop": "stop", "response_format": "response_format"}
+# The bound keyword that carries with_structured_output's pydantic class to ``_request``.
+STRUCTURED_KWARG = "hierplan_schema"
 # How long a stream waits for its next chunk before checking that the engine thread is still alive.
 STREAM_POLL_SECONDS = 0.1
 
@@ -60,12 +63,19 @@ class ChatLlamaCpp(BaseChatModel):
         options = {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens,
                    "repetition_penalty": self.repetition_penalty, "seed": self.seed, "stop": stop}
         kwargs.pop("stream", None)  # langchain's "use _stream" switch, already acted on
+        structured = kwargs.pop(STRUCTURED_KWARG, None)
         min_tokens = kwargs.pop("min_tokens", None)
         unknown = set(kwargs) - set(_FIELDS)
         if unknown:
             raise TypeError(f"ChatLlamaCpp does not take {sorted(unknown)}")
         options.update({k: v for k, v in kwargs.items() if v is not None})
         request = {_FIELDS[k]: v for k, v in options.items() if v is not None}
+        if structured is not None:
+            from hierplan.models.remote.structured import server_schema
+
+            schema = server_schema(structured, budget=int(request["max_tokens"]))
+            request["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": structured.__name__, "schema": schema, "strict": True}}
         if min_tokens:
             # llama.cpp's server has no minimum length, only "generate to the cap" (benchmarks of equal work).
             if int(min_tokens) < int(request["max_tokens"]):
@@ -143,13 +153,10 @@ class ChatLlamaCpp(BaseChatModel):
         Returns a runnable giving the parsed object, or with ``include_raw`` ``{"raw", "parsed",
         "parsing_error"}`` (parsed None when the reply does not validate, e.g. cut off at max_tokens).
         """
-        from hierplan.models.remote.structured import server_schema
-
         if kwargs.pop("method", "json_schema") != "json_schema" or kwargs:
             raise NotImplementedError(f"ChatLlamaCpp.with_structured_output takes no {sorted(kwargs)}")
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise NotImplementedError("ChatLlamaCpp.with_structured_output needs a pydantic class")
-        response_format = {"type": "json_schema",
-                           "json_schema": {"name": schema.__name__, "schema": server_schema(schema), "strict": True}}
-        bound = self.bind(response_format=response_format)
+        # The schema is sent per call (``_request``): its numbered arrays are fitted to that call's max_tokens.
+        bound = self.bind(**{STRUCTURED_KWARG: schema})
         return parsed_runnable(bound, schema, include_raw)

@@ -78,10 +78,10 @@ def server_schema(schema: Any, positional: bool = True, budget: int | None = Non
     smaller grammar, which llama.cpp's sampler may check faster (docs/remote.md), but the validators may then
     reject an answer (parsed None).
 
-    ``budget`` (the call's max_tokens): a server cannot close the JSON early when the budget runs out, as the
-    local grammar does, and a small model fills every string to its bound and repeats steps until the cap cuts
-    the JSON off. So numbered arrays get at most as many items as fit in the budget at its longest, estimated at
-    CHARS_PER_TOKEN (never fewer than their minimum)."""
+    ``budget`` (the call's max_tokens): a server (llama.cpp in-process too) cannot close the JSON early when the
+    budget runs out, as hierplan's transformers grammar does, and a small model fills every string to its bound
+    and repeats steps until the cap cuts the JSON off. So numbered arrays get at most as many items as fit in the
+    budget at its longest, estimated at CHARS_PER_TOKEN (never fewer than their minimum)."""
     root = schema if isinstance(schema, dict) else schema.model_json_schema()
     defs = root.get("$defs", {})
 
