@@ -103,6 +103,30 @@ def test_lines_said_twice_are_a_problem_whatever_the_task_says():
     assert problem({"kind": "no_repeats"}, "- Test it.\n- Test it.") is None  # too short to be a copied block
 
 
+def test_repeated_lines_are_dropped_without_a_model_call_and_the_rest_kept():
+    block = "- **Planner**: breaks the task into steps\n- **Memory**: keeps past decisions for later runs\n"
+    draft = "Design:\n" + block + "```python\nprint('say it twice in code, it is fine')\nprint('say it twice in code, it is fine')\n```\nBuild:\n" + block + "- Ship it to the small team"
+    model = ScriptedChatModel(script={"reviser": []})  # any model call fails the test
+    final, check, calls = revise(model, Sampling(), "Write the launch notes.", draft, seed=1)
+    assert calls == [] and check["ok"] and check["revised"]
+    assert final.count("keeps past decisions for later runs") == 1 and final.count("say it twice in code") == 2
+    assert final.splitlines()[-1] == "- Ship it to the small team" and "Build:" in final
+    assert check["revisions"] == [{"attempt": 0, "kind": "dropped_repeats", "problems": []}]
+    assert "repeated lines dropped, it now meets all 1" in describe(check)
+
+
+def test_after_dropping_repeats_the_model_is_asked_only_for_what_is_still_wrong():
+    model = ScriptedChatModel(script={"reviser": [GOOD]})
+    draft = "- Green tea is a very good drink\n- Green tea is a very good drink\n- Black tea\n- Herbal tea"
+    final, check, calls = revise(model, Sampling(), TASK, draft, seed=1)
+    asked = model.calls[0]["messages"][-1].content
+    assert final == GOOD and len(calls) == 1 and len(check["draft_problems"]) == 3
+    assert "it uses the word 'very', which the task forbids" in asked
+    wrong = asked.split("got wrong:")[1]
+    assert "repeats" not in wrong and "bullet points" not in wrong  # dropping the copy left 3 bullets
+    assert "written anew 1 time(s)" in describe(check)
+
+
 def test_revise_tells_the_model_what_is_wrong_and_keeps_the_better_answer():
     model = ScriptedChatModel(script={"reviser": [GOOD]})
     draft = "- Green tea is very good\n- Black tea\n- Herbal tea\n- Oolong"

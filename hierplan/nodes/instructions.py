@@ -258,5 +258,29 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
     raise ValueError(f"unknown instruction kind {kind!r}")
 
 
+def _repeat_key(line: str) -> str | None:
+    """What no_repeats compares a line by, or None for a line too short to count."""
+    key = " ".join(prose_words(line.strip().strip(_MARKUP).lower()))
+    return key if len(key.split()) >= REPEAT_MIN_WORDS else None
+
+
+def drop_repeated_lines(text: str) -> str:
+    """``text`` without the later copies of a prose line said word for word before (no_repeats' test); code
+    blocks are left whole. Removing an exact copy loses nothing the answer said, where a rewrite from the task
+    alone gave the embedded model's demo a thinner list than the draft it replaced."""
+    seen: set[str] = set()
+    kept, in_code = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        key = None if in_code else _repeat_key(line)
+        if key is not None and key in seen:
+            continue
+        if key is not None:
+            seen.add(key)
+        kept.append(line)
+    return "\n".join(kept)
+
+
 def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:
     return [p for p in (problem(i, text) for i in instructions) if p is not None]

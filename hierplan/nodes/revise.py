@@ -1,7 +1,8 @@
 """The final answer checked against the task's checkable instructions (hierplan.nodes.instructions), and against
 saying the same lines twice, and written anew when it breaks one: the model gets the task and what exactly the
 answer got wrong ("it has 7 bullet points; the task asks for exactly 5") and writes a new answer, at most
-MAX_REVISIONS times. The answer kept is the one that breaks the fewest
+MAX_REVISIONS times. Lines said twice are first dropped by program (``drop_repeated_lines``), and the model is
+asked only for what that leaves broken. The answer kept is the one that breaks the fewest
 instructions, the draft on a tie; the run records every round (``instruction_check``; ``hierplan show``).
 
 Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
@@ -18,7 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.config import Sampling
 from hierplan.nodes import prompts
-from hierplan.nodes.instructions import ALWAYS, problems, read_instructions
+from hierplan.nodes.instructions import ALWAYS, drop_repeated_lines, problems, read_instructions
 from hierplan.nodes.model_call import invoke_model
 
 MAX_REVISIONS = 2
@@ -38,7 +39,14 @@ def revise(model: BaseChatModel, sampling: Sampling, task: str, draft: str, *, s
     best, best_problems = draft, draft_problems
     rounds: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
-    current, current_problems = draft, draft_problems
+    # Repeated lines are dropped by program first (no model call); a rewrite is asked only for what remains.
+    deduplicated = drop_repeated_lines(draft)
+    if deduplicated != draft:
+        deduplicated_problems = problems(instructions, deduplicated)
+        rounds.append({"attempt": 0, "kind": "dropped_repeats", "problems": deduplicated_problems})
+        if len(deduplicated_problems) < len(best_problems):
+            best, best_problems = deduplicated, deduplicated_problems
+    current, current_problems = best, best_problems
     for attempt in range(1, MAX_REVISIONS + 1):
         if not current_problems:
             break
@@ -63,7 +71,10 @@ def describe(check: dict[str, Any]) -> str:
     n = len(check["instructions"])
     if not check["draft_problems"]:
         return f"instructions check: the answer met all {n} checkable instructions of the task"
-    what = (f"revised {len(check['revisions'])} time(s)" if check["revisions"] else "not revised")
+    rewrites = [r for r in check["revisions"] if r.get("kind") != "dropped_repeats"]
+    dropped = len(rewrites) < len(check["revisions"])
+    what = ", ".join(([("repeated lines dropped")] if dropped else [])
+                     + ([f"written anew {len(rewrites)} time(s)"] if rewrites else [])) or "not revised"
     state = "now meets all" if check["ok"] else f"still breaks {len(check['problems'])} of"
     return (f"instructions check: the first answer broke {len(check['draft_problems'])} of {n} checkable "
             f"instructions ({'; '.join(check['draft_problems'])}); {what}, it {state} {n}"
