@@ -243,10 +243,8 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
         return None
     if kind == "no_repeats":
         seen: dict[str, int] = {}
-        for line in _lines(prose):
-            key = " ".join(prose_words(line.lower()))
-            if len(key.split()) >= REPEAT_MIN_WORDS:
-                seen[key] = seen.get(key, 0) + 1
+        for key in filter(None, map(_repeat_key, _lines(prose))):
+            seen[key] = seen.get(key, 0) + 1
         repeated = [line for line, n in seen.items() if n > 1]
         if not repeated:
             return None

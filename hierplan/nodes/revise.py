@@ -73,8 +73,9 @@ def describe(check: dict[str, Any]) -> str:
         return f"instructions check: the answer met all {n} checkable instructions of the task"
     rewrites = [r for r in check["revisions"] if r.get("kind") != "dropped_repeats"]
     dropped = len(rewrites) < len(check["revisions"])
-    what = ", ".join(([("repeated lines dropped")] if dropped else [])
-                     + ([f"written anew {len(rewrites)} time(s)"] if rewrites else [])) or "not revised"
+    done = ["repeated lines dropped"] if dropped else []
+    done += [f"written anew {len(rewrites)} time(s)"] if rewrites else []
+    what = ", ".join(done) or "not revised"
     state = "now meets all" if check["ok"] else f"still breaks {len(check['problems'])} of"
     return (f"instructions check: the first answer broke {len(check['draft_problems'])} of {n} checkable "
             f"instructions ({'; '.join(check['draft_problems'])}); {what}, it {state} {n}"

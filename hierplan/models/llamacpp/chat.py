@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import BaseModel, ConfigDict, Field
 
+from hierplan.models.remote.structured import server_schema
 from hierplan.models.structured import parsed_runnable
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
@@ -71,8 +72,6 @@ class ChatLlamaCpp(BaseChatModel):
         options.update({k: v for k, v in kwargs.items() if v is not None})
         request = {_FIELDS[k]: v for k, v in options.items() if v is not None}
         if structured is not None:
-            from hierplan.models.remote.structured import server_schema
-
             schema = server_schema(structured, budget=int(request["max_tokens"]))
             request["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": structured.__name__, "schema": schema, "strict": True}}
