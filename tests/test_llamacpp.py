@@ -11,13 +11,16 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
+from types import SimpleNamespace
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.models import load_chat_model
 from hierplan.models.llamacpp.chat import ChatLlamaCpp
-from hierplan.models.llamacpp.engine import EngineError
+from hierplan.models.llamacpp import engine as engine_module
+from hierplan.models.llamacpp.engine import EngineError, cpu_only
 from hierplan.schema import DraftPlan
 
 pytestmark = pytest.mark.real_model
@@ -116,6 +119,28 @@ def test_a_refused_request_is_an_engine_error(chat):
     with pytest.raises(EngineError, match="llama.cpp failed a request"):
         chat.invoke(ASK, response_format=bad, max_tokens=8)
     assert chat.invoke(ASK, temperature=0, max_tokens=4).content  # the engine still serves
+
+
+def test_on_a_cpu_requests_take_turns_and_find_their_prompt_cached(chat):
+    # Side by side, each request would land on its own slot and prefill the whole prompt (cached 0).
+    assert chat.engine.concurrent == 1  # no GPU here
+    prompt = [SystemMessage(f"You are assistant {uuid.uuid4()}. " + "Answer in one word. " * 40),
+              HumanMessage("Name a colour.")]
+    replies = chat.batch([prompt, prompt], temperature=0, max_tokens=4)  # sent at once
+    later = max(replies, key=lambda m: m.response_metadata["cached_tokens"] or 0)
+    assert later.response_metadata["cached_tokens"] >= later.usage_metadata["input_tokens"] - 8
+
+
+def test_requests_run_side_by_side_only_with_a_gpu_or_when_asked(monkeypatch):
+    cpu = {"name": "CPU", "type": SimpleNamespace(name="GGML_BACKEND_DEVICE_TYPE_CPU")}
+    gpu = {"name": "CUDA0", "type": SimpleNamespace(name="GGML_BACKEND_DEVICE_TYPE_GPU")}
+    amx = {"name": "AMX", "type": SimpleNamespace(name="GGML_BACKEND_DEVICE_TYPE_ACCEL")}
+    assert cpu_only([cpu]) and cpu_only([cpu, amx]) and not cpu_only([cpu, gpu])
+    seen = {}
+    monkeypatch.setattr(engine_module, "LlamaCppEngine", lambda path, **kw: seen.update(kw))
+    monkeypatch.setenv(engine_module.CONCURRENT_ENV, "3")
+    engine_module._load_engine("model.gguf")
+    assert seen["concurrent"] == 3
 
 
 def test_unknown_call_options_are_refused(chat):

@@ -90,7 +90,8 @@ def _load_llamacpp(spec: ModelSpec, max_new_tokens: int):
     chat = ChatLlamaCpp(engine=engine, model_id=spec.name, max_tokens=max_new_tokens)
     chat.metadata = {"hierplan_model": {
         "name": spec.name, "engine": "llama.cpp", "quantization": spec.quantization or gguf_quantization(spec.path),
-        "device": "cpu", "path": spec.path, "threads": engine.threads, "slots": engine.slots}}
+        "device": "cpu", "path": spec.path, "threads": engine.threads, "slots": engine.slots,
+                       "concurrent": engine.concurrent}}
     return chat
 
 

@@ -1,7 +1,7 @@
 """The checker node: beside the planner, the whole-task programs a numeric task's answer is voted on with.
 
-It starts with the planner (the graph sends the task to both), so its programs are generated while the plan is:
-the engine answers both on its slots at once, and the plan's last Python step finds them ready (vote.py). A task
+It starts with the planner (the graph sends the task to both), so the plan's last Python step finds its programs
+ready (vote.py); with a GPU the engine answers both on its slots at once, on a CPU one after the other. A task
 that asks for no quantity is not checked: the node returns at once, without a model call.
 """
 

@@ -2,8 +2,8 @@
 
 Self-consistency (Wang et al., 2023) over program-aided answers (PAL, Gao et al., 2023). The plan computes its
 answer step by step; a mistake in any step reaches the last one. So while the planner plans, the checker node
-draws a program that solves the whole task on its own (not from the steps' variables), at the same time on
-the engine's slots, and runs it (draw_checks). Once the plan's last Python step has
+draws a program that solves the whole task on its own (not from the steps' variables), and runs it
+(draw_checks). Once the plan's last Python step has
 printed a number, the step keeps the number most of these programs and the plan printed; when no number has
 two votes, one more (tie-break) program is drawn, and a split still keeps the first whole-task program's number
 (on the dev set a whole-task program was right more often than a plan's chain). The run records what every
@@ -54,7 +54,7 @@ def _warm(sampling: Sampling) -> Sampling:
 def draw_checks(model: BaseChatModel, task: str, sampling: Sampling, run: Callable[[str], CodeAttempt], *,
                 seed: int | None) -> tuple[list[CodeAttempt], list[ModelCall]]:
     """The whole-task programs for ``task``, drawn at once (one request each, answered together on the
-    engine's slots) and each checked and run on its own by ``run``; (the attempts, the calls)."""
+    engine's slots with a GPU, in turn on a CPU) and each checked and run on its own by ``run``; (the attempts, the calls)."""
     rows = [(check_messages(task), sampling if t is None else replace(sampling, temperature=t), ("check", i))
             for i, t in enumerate(CHECK_TEMPERATURES)]
     replies = invoke_each(model, rows, node="python_check", seed=seed)

@@ -5,7 +5,8 @@ Nodes use it through the public chat-model API only:
 * ``invoke`` / ``batch`` / ``stream`` with per-call sampling as standard keyword arguments (temperature (0 =
   greedy), top_p, max_tokens, repetition_penalty, seed, stop), mapped onto llama.cpp's request fields;
 * ``batch`` is LangChain's thread map: its requests reach the engine together and decode side by side in its
-  slots (continuous batching), as do the requests of concurrent runs;
+  slots (continuous batching) with a GPU, as do the requests of concurrent runs; on a CPU they take turns
+  (engine.py, CONCURRENT_ENV);
 * ``usage_metadata`` from the engine's own token counts (prompt tokens served from its prompt cache are
   counted too, and reported as ``cached_tokens`` in ``response_metadata``);
 * ``with_structured_output(PydanticClass, include_raw=True)``: the reply constrained by llama.cpp's grammar

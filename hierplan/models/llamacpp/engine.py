@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from hierplan.errors import HierplanError, ModelLoadError
 
-# Slots decode side by side; more requests than slots wait in llama.cpp's queue.
+# Slots, each holding a prompt's cache; with a GPU they decode side by side, more requests waiting in llama.cpp's queue.
 DEFAULT_SLOTS = 4
 # Context per slot: the planner's prompt with its examples, or a late step's with the earlier results, stays
 # well under this; a reply is capped by max_tokens besides.
@@ -28,6 +28,13 @@ SLOT_CONTEXT_TOKENS = 4096
 QUIET = -1
 SLOTS_ENV = "HIERPLAN_SLOTS"
 THREADS_ENV = "HIERPLAN_THREADS"
+# How many requests llama.cpp works on at once; more wait their turn in this process. On a CPU, slots decoding
+# side by side are no faster than one request at a time (1.11x at 4 requests on 2 cores), and a request that
+# lands on a slot holding another prompt prefills its whole prompt again: three parallel Python steps of one
+# run each prefilled the ~430-token code prompt (19 s on 2 cores), where one after another each found the
+# prompt cached on the slot that held it (~2 s). So on a CPU-only machine requests take turns by default, each
+# on the slot whose cache matches it best (llama.cpp's slot choice); with a GPU, every slot works at once.
+CONCURRENT_ENV = "HIERPLAN_CONCURRENT_REQUESTS"
 
 
 class EngineError(HierplanError):
@@ -50,7 +57,8 @@ def cpu_threads() -> int:
 class LlamaCppEngine:
     """The loaded GGUF and its server; ``chat`` and ``stream`` are safe to call from many threads at once."""
 
-    def __init__(self, path: str, *, slots: int = DEFAULT_SLOTS, threads: int | None = None):
+    def __init__(self, path: str, *, slots: int = DEFAULT_SLOTS, threads: int | None = None,
+                 concurrent: int | None = None):
         import xllamacpp
 
         params = xllamacpp.CommonParams()
@@ -76,6 +84,8 @@ class LlamaCppEngine:
         self.path = path
         self.slots = slots
         self.threads = threads
+        self.concurrent = max(1, min(slots, concurrent or (1 if cpu_only(xllamacpp.get_device_info()) else slots)))
+        self._turns = threading.BoundedSemaphore(self.concurrent)
 
     @property
     def address(self) -> str:
@@ -85,7 +95,8 @@ class LlamaCppEngine:
     def chat(self, request: dict[str, Any]) -> dict[str, Any]:
         """One chat completion (OpenAI request and response shapes)."""
         try:
-            response = self._server.handle_chat_completions({**request, "stream": False})
+            with self._turns:
+                response = self._server.handle_chat_completions({**request, "stream": False})
         except ValueError as error:  # xllamacpp raises what llama.cpp's server answers with a 400
             raise EngineError(f"llama.cpp failed a request (400 invalid_request): {error}") from error
         return _checked(response, request)
@@ -101,12 +112,19 @@ class LlamaCppEngine:
             return bool(on_chunk(chunk))
 
         try:
-            self._server.handle_chat_completions(
-                {**request, "stream": True, "stream_options": {"include_usage": True}}, callback)
+            with self._turns:
+                self._server.handle_chat_completions(
+                    {**request, "stream": True, "stream_options": {"include_usage": True}}, callback)
         except ValueError as error:  # as in ``chat``
             raise EngineError(f"llama.cpp failed a request (400 invalid_request): {error}") from error
         if failure:
             _checked(failure[0], request)
+
+
+def cpu_only(devices: list[dict[str, Any]]) -> bool:
+    """Whether llama.cpp sees no GPU (``xllamacpp.get_device_info()``; an accelerator such as AMX or BLAS is the
+    CPU's)."""
+    return not any(getattr(d.get("type"), "name", str(d.get("type"))).endswith(("_GPU", "_IGPU")) for d in devices)
 
 
 def _error(response: dict[str, Any]) -> dict[str, Any] | None:
@@ -142,4 +160,6 @@ def engine_for(path: str | os.PathLike, **kwargs: Any) -> LlamaCppEngine:
 def _load_engine(path: str, **kwargs: Any) -> LlamaCppEngine:
     """The one place that loads GGUF weights into llama.cpp (tests/conftest.py guards it)."""
     kwargs.setdefault("slots", int(os.environ.get(SLOTS_ENV, "").strip() or DEFAULT_SLOTS))
+    if forced := os.environ.get(CONCURRENT_ENV, "").strip():
+        kwargs.setdefault("concurrent", int(forced))
     return LlamaCppEngine(path, **kwargs)
