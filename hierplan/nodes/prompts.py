@@ -13,23 +13,21 @@ Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs cal
 # and cost a program each), then two presenting steps (tool_choice gives them tool "none": no model call).
 PLANNER_EXAMPLES: tuple[tuple[str, dict], ...] = (
     ("A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
-     {"goal": "Find Tom's change in dollars", "assumptions": ["There is no tax"], "steps": [
+     {"goal": "Tom's change in dollars", "assumptions": ["No tax"], "steps": [
          {"id": 1, "title": "Compute the change",
-          "instruction": "In one program: the pen price, the number of pens and the bill, then the cost and "
-                         "the change, and print the change.",
-          "tool": "python", "expected_output": "The change in dollars", "depends_on": []},
-         {"id": 2, "title": "Explain", "instruction": "Explain in one sentence how the change follows from the "
-                                                     "cost and the bill.",
+          "instruction": "In one program: the cost of the pens, then the bill minus the cost.",
+          "tool": "python", "expected_output": "The change", "depends_on": []},
+         {"id": 2, "title": "Explain", "instruction": "Say how the change follows from the cost and the bill.",
           "tool": "llm", "expected_output": "One sentence", "depends_on": [1]},
-         {"id": 3, "title": "Answer", "instruction": "State the change in one sentence.", "tool": "llm",
-          "expected_output": "One sentence with the number", "depends_on": [1]}]}),
+         {"id": 3, "title": "Answer", "instruction": "State the change.", "tool": "llm",
+          "expected_output": "The number", "depends_on": [1]}]}),
     ("Write a short thank-you note to a colleague who helped with a project.",
-     {"goal": "A short, warm thank-you note", "assumptions": ["The colleague's name is unknown"], "steps": [
+     {"goal": "A short, warm thank-you note", "assumptions": ["The name is unknown"], "steps": [
          {"id": 1, "title": "Key points", "instruction": "List what the colleague did and why it mattered.",
           "tool": "llm", "expected_output": "Two or three points", "depends_on": []},
-         {"id": 2, "title": "Draft", "instruction": "Write a note of three to five sentences from the key points.",
+         {"id": 2, "title": "Draft", "instruction": "Write three to five sentences from the key points.",
           "tool": "llm", "expected_output": "The draft note", "depends_on": [1]},
-         {"id": 3, "title": "Polish", "instruction": "Check the tone and make the note clear and friendly.",
+         {"id": 3, "title": "Polish", "instruction": "Make the tone clear and friendly.",
           "tool": "llm", "expected_output": "The final note", "depends_on": [2]}]}),
 )
 
