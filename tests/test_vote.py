@@ -7,7 +7,8 @@ from fakes import ScriptedChatModel, plan_json
 from langgraph.checkpoint.memory import InMemorySaver
 
 from hierplan import SamplingConfig, build_graph
-from hierplan.nodes.vote import CHECK_TEMPERATURES, WARM_TEMPERATURE
+from hierplan.nodes import prompts
+from hierplan.nodes.vote import CHECK_TEMPERATURES, MAX_TIE_BREAKS, WARM_TEMPERATURE
 from hierplan.tools import run_python
 
 TASK = "A pen costs 3 dollars. How many dollars do 7 pens cost?"
@@ -43,6 +44,9 @@ def test_the_check_is_drawn_beside_the_planner_and_an_agreement_needs_no_tie_bre
     nodes = [c["node"] for c in model.calls]
     assert nodes.count("python_check") == len(CHECK_TEMPERATURES) == 1
     assert nodes.index("python_step") > nodes.index("python_check")  # drawn with the planner, before any step
+    # Only the last computation is told that its number is the task's answer.
+    asked = [c["messages"][-1].content for c in model.calls if c["node"] == "python_step"]
+    assert [prompts.LAST_COMPUTATION in text for text in asked] == [False, True]
     # The check ran on its own (none of the steps' programs before it), and the run records it and its call.
     assert TASK in [c for c in model.calls if c["node"] == "python_check"][0]["messages"][-1].content
     assert [c["stdout"] for c in out["checks"]] == ["21\n"]
@@ -58,14 +62,21 @@ def test_a_majority_against_the_plan_changes_the_number_and_the_answer_ends_on_i
     assert out["answer_check"]["ok"] is True
 
 
-def test_a_three_way_split_keeps_the_whole_task_programs_number():
-    model, out = run([program("20")], [program("22")], [program("3"), program("3 + 7")])
+def test_a_split_after_every_tie_break_keeps_the_whole_task_programs_number():
+    model, out = run([program("20")], [program("22"), program("24")], [program("3"), program("3 + 7")])
     check = out["results"][1]["check"]
-    assert check["answers"] == ["10", "20", "22"] and check["chosen"] == "20" and check["changed"]
+    assert check["answers"] == ["10", "20", "22", "24"] and check["chosen"] == "20" and check["changed"]
     temperatures = [c["kwargs"]["temperature"] for c in model.calls if c["node"] == "python_check"]
-    assert temperatures == [0.2, WARM_TEMPERATURE]
+    assert temperatures == [0.2] + [WARM_TEMPERATURE] * MAX_TIE_BREAKS
     seeds = [c["kwargs"]["seed"] for c in model.calls if c["node"] == "python_check"]
-    assert len(set(seeds)) == 2  # draws of one prompt differ by seed
+    assert len(set(seeds)) == 3  # draws of one prompt differ by seed
+
+
+def test_a_second_tie_break_is_drawn_only_while_the_vote_is_split():
+    model, out = run([program("20")], [program("22"), program("22")], [program("3"), program("3 + 7")])
+    check = out["results"][1]["check"]
+    assert check["answers"] == ["10", "20", "22", "22"] and check["chosen"] == "22" and check["agreed"] == 2
+    assert model.count("python_check") == 3
 
 
 def test_the_tie_break_can_side_with_the_plan():
@@ -75,9 +86,10 @@ def test_the_tie_break_can_side_with_the_plan():
 
 
 def test_failed_check_programs_do_not_vote():
-    _, out = run(["no code here"], ["```python\nraise SystemExit(1)\n```"], [program("3"), program("3 * 7")])
+    failing = "```python\nraise SystemExit(1)\n```"
+    _, out = run(["no code here"], [failing, failing], [program("3"), program("3 * 7")])
     check = out["results"][1]["check"]
-    assert check["answers"] == ["21", None, None] and check["chosen"] == "21" and check["agreed"] == 1
+    assert check["answers"] == ["21", None, None, None] and check["chosen"] == "21" and check["agreed"] == 1
 
 
 def test_a_task_that_asks_for_no_quantity_is_not_checked():

@@ -163,7 +163,10 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         emit("steps_started", step_ids=[step["id"]], tool="python", batch=1)
         start = time.perf_counter()
         earlier = earlier_programs(payload.get("results") or [], payload["plan"], step)
+        numeric_answer = is_numeric_task(payload["task"]) and step["id"] == last_python_step(payload["plan"])
         request = code_request(payload["task"], prior_results(payload, step), step)
+        if numeric_answer:
+            request += prompts.LAST_COMPUTATION
         messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
         attempts: list[CodeAttempt] = []
         calls = []
@@ -182,8 +185,7 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
         last, check = attempts[-1], None
-        if (check_votes and last.ok and is_numeric_task(payload["task"]) and last_number(last.stdout) is not None
-                and step["id"] == max(s["id"] for s in payload["plan"]["steps"] if s["tool"] == "python")):
+        if check_votes and numeric_answer and last.ok and last_number(last.stdout) is not None:
             alone = lambda code: run_attempt(code, run_code)  # noqa: E731 (a whole-task program: no earlier steps)
             checks = [CodeAttempt.model_validate(c) for c in payload.get("checks") or []]
             if not checks:  # a graph without the checker node (or a checkpoint from before it) draws them here
@@ -202,6 +204,11 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
         return {"results": [result.as_state()]}
 
     return python_step
+
+
+def last_python_step(plan: dict[str, Any]) -> int:
+    """The id of the plan's last Python step: in a numeric task, the one whose number is the answer."""
+    return max(s["id"] for s in plan["steps"] if s["tool"] == "python")
 
 
 def assigned_names(code: str) -> set[str]:

@@ -4,9 +4,9 @@ Self-consistency (Wang et al., 2023) over program-aided answers (PAL, Gao et al.
 answer step by step; a mistake in any step reaches the last one. So while the planner plans, the checker node
 draws a program that solves the whole task on its own (not from the steps' variables), and runs it
 (draw_checks). Once the plan's last Python step has
-printed a number, the step keeps the number most of these programs and the plan printed; when no number has
-two votes, one more (tie-break) program is drawn, and a split still keeps the first whole-task program's number
-(on the dev set a whole-task program was right more often than a plan's chain). The run records what every
+printed a number, the step keeps the number most of these programs and the plan printed; while no number has a
+majority, one more (tie-break) program is drawn, at most MAX_TIE_BREAKS, and a split still keeps the first
+whole-task program's number (on the dev set a whole-task program was right more often than a plan's chain). The run records what every
 program printed (``StepResult.check``; ``hierplan show`` prints it).
 
 Only the task's words and the printed numbers are read: nothing here knows any task or data set.
@@ -32,8 +32,10 @@ from hierplan.schema import CodeAttempt, ModelCall
 # program). One: on 2 cores a second one drawn with the planner slowed every task by ~8 s (8 dev tasks, 52.8 s
 # against 45 s a task) for a vote that mostly agreed anyway; it is drawn only when needed, as the tie-break.
 CHECK_TEMPERATURES: tuple[float | None, ...] = (None,)
-# Drawn when no number has two votes; warmer, to differ from the check (at 0.2 it mostly repeats it).
-TIE_BREAK_SAMPLES = 1
+# Drawn one at a time while no number has a majority, warmer, to differ from the check (at 0.2 it mostly
+# repeats it). Two: on the first 40 dev tasks, 7 of the 21 votes with one tie-break were still three-way splits
+# (the split keeps the whole-task program's number), and in 2 of them the tie-break's number was the right one.
+MAX_TIE_BREAKS = 2
 WARM_TEMPERATURE = 0.7
 
 
@@ -69,10 +71,11 @@ def vote(model: BaseChatModel, task: str, sampling: Sampling, first: CodeAttempt
     first_key = _key(last_number(first.stdout))
     programs: list[CodeAttempt] = [first, *checks]
     calls: list[ModelCall] = []
-    if not _has_majority([_voted(p) for p in programs]):
-        rows = [(check_messages(task), _warm(sampling), (*seed_key, "tie-break", i))
-                for i in range(TIE_BREAK_SAMPLES)]
-        for text, call in invoke_each(model, rows, node="python_check", seed=seed):
+    for i in range(MAX_TIE_BREAKS):
+        if _has_majority([_voted(p) for p in programs]):
+            break
+        row = (check_messages(task), _warm(sampling), (*seed_key, "tie-break", i))
+        for text, call in invoke_each(model, [row], node="python_check", seed=seed):
             calls.append(call)
             programs.append(run(strip_code_fences(text)))
     keys = [_voted(p) for p in programs]
