@@ -91,7 +91,7 @@ def _load_llamacpp(spec: ModelSpec, max_new_tokens: int):
     chat.metadata = {"hierplan_model": {
         "name": spec.name, "engine": "llama.cpp", "quantization": spec.quantization or gguf_quantization(spec.path),
         "device": "cpu", "path": spec.path, "threads": engine.threads, "slots": engine.slots,
-                       "concurrent": engine.concurrent}}
+        "concurrent": engine.concurrent}}
     return chat
 
 

@@ -3,11 +3,11 @@
 Self-consistency (Wang et al., 2023) over program-aided answers (PAL, Gao et al., 2023). The plan computes its
 answer step by step; a mistake in any step reaches the last one. So while the planner plans, the checker node
 draws a program that solves the whole task on its own (not from the steps' variables), and runs it
-(draw_checks). Once the plan's last Python step has
-printed a number, the step keeps the number most of these programs and the plan printed; while no number has a
-majority, one more (tie-break) program is drawn, at most MAX_TIE_BREAKS, and a split still keeps the first
-whole-task program's number (on the dev set a whole-task program was right more often than a plan's chain). The run records what every
-program printed (``StepResult.check``; ``hierplan show`` prints it).
+(draw_checks). Once the plan's last Python step has printed a number, the step keeps the number most of these
+programs and the plan printed; while no number has a majority, one more (tie-break) program is drawn, at most
+MAX_TIE_BREAKS, and a split still keeps the first whole-task program's number (on the dev set a whole-task
+program was right more often than a plan's chain). The run records what every program printed
+(``StepResult.check``; ``hierplan show`` prints it).
 
 Only the task's words and the printed numbers are read: nothing here knows any task or data set.
 """
