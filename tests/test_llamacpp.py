@@ -15,12 +15,13 @@ import uuid
 from types import SimpleNamespace
 
 import pytest
+import xllamacpp
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from hierplan.models import load_chat_model
 from hierplan.models.llamacpp.chat import ChatLlamaCpp
 from hierplan.models.llamacpp import engine as engine_module
-from hierplan.models.llamacpp.engine import EngineError, cpu_only
+from hierplan.models.llamacpp.engine import EngineError, concurrency, cpu_only
 from hierplan.schema import DraftPlan
 
 pytestmark = pytest.mark.real_model
@@ -123,7 +124,9 @@ def test_a_refused_request_is_an_engine_error(chat):
 
 def test_on_a_cpu_requests_take_turns_and_find_their_prompt_cached(chat):
     # Side by side, each request would land on its own slot and prefill the whole prompt (cached 0).
-    assert chat.engine.concurrent == 1  # no GPU here
+    if not cpu_only(xllamacpp.get_device_info()):
+        pytest.skip("llama.cpp sees a GPU: requests run side by side there")
+    assert chat.engine.concurrent == 1
     prompt = [SystemMessage(f"You are assistant {uuid.uuid4()}. " + "Answer in one word. " * 40),
               HumanMessage("Name a colour.")]
     replies = chat.batch([prompt, prompt], temperature=0, max_tokens=4)  # sent at once
@@ -136,6 +139,8 @@ def test_requests_run_side_by_side_only_with_a_gpu_or_when_asked(monkeypatch):
     gpu = {"name": "CUDA0", "type": SimpleNamespace(name="GGML_BACKEND_DEVICE_TYPE_GPU")}
     amx = {"name": "AMX", "type": SimpleNamespace(name="GGML_BACKEND_DEVICE_TYPE_ACCEL")}
     assert cpu_only([cpu]) and cpu_only([cpu, amx]) and not cpu_only([cpu, gpu])
+    assert (concurrency(4, None, [cpu, amx]), concurrency(4, None, [cpu, gpu])) == (1, 4)
+    assert (concurrency(4, 3, [cpu]), concurrency(4, 9, [cpu]), concurrency(4, 0, [cpu, gpu])) == (3, 4, 1)
     seen = {}
     monkeypatch.setattr(engine_module, "LlamaCppEngine", lambda path, **kw: seen.update(kw))
     monkeypatch.setenv(engine_module.CONCURRENT_ENV, "3")

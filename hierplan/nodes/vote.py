@@ -25,7 +25,7 @@ from hierplan.config import Sampling
 from hierplan.eval.scoring import last_number, parse_number
 from hierplan.nodes import prompts
 from hierplan.nodes.json_extract import strip_code_fences
-from hierplan.nodes.model_call import invoke_each
+from hierplan.nodes.model_call import invoke_each, invoke_model
 from hierplan.schema import CodeAttempt, ModelCall
 
 # The whole-task programs drawn beside the planner, by temperature (None: the code node's own, its most likely
@@ -56,7 +56,8 @@ def _warm(sampling: Sampling) -> Sampling:
 def draw_checks(model: BaseChatModel, task: str, sampling: Sampling, run: Callable[[str], CodeAttempt], *,
                 seed: int | None) -> tuple[list[CodeAttempt], list[ModelCall]]:
     """The whole-task programs for ``task``, drawn at once (one request each, answered together on the
-    engine's slots with a GPU, in turn on a CPU) and each checked and run on its own by ``run``; (the attempts, the calls)."""
+    engine's slots with a GPU, in turn on a CPU) and each checked and run on its own by ``run``; (the attempts,
+    the calls)."""
     rows = [(check_messages(task), sampling if t is None else replace(sampling, temperature=t), ("check", i))
             for i, t in enumerate(CHECK_TEMPERATURES)]
     replies = invoke_each(model, rows, node="python_check", seed=seed)
@@ -74,10 +75,10 @@ def vote(model: BaseChatModel, task: str, sampling: Sampling, first: CodeAttempt
     for i in range(MAX_TIE_BREAKS):
         if _has_majority([_voted(p) for p in programs]):
             break
-        row = (check_messages(task), _warm(sampling), (*seed_key, "tie-break", i))
-        for text, call in invoke_each(model, [row], node="python_check", seed=seed):
-            calls.append(call)
-            programs.append(run(strip_code_fences(text)))
+        text, call = invoke_model(model, check_messages(task), _warm(sampling), node="python_check", seed=seed,
+                                  seed_key=(*seed_key, "tie-break", i))
+        calls.append(call)
+        programs.append(run(strip_code_fences(text)))
     keys = [_voted(p) for p in programs]
     counts = Counter(k for k in keys if k is not None)
     # Most votes wins; on a tie, the first whole-task program's number (the plan's when that one failed).

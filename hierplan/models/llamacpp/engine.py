@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 from hierplan.errors import HierplanError, ModelLoadError
 
-# Slots, each holding a prompt's cache; with a GPU they decode side by side, more requests waiting in llama.cpp's queue.
+# Slots, each holding a prompt's cache; with a GPU they decode side by side, more requests waiting in llama.cpp's
+# queue.
 DEFAULT_SLOTS = 4
 # Context per slot: the planner's prompt with its examples, or a late step's with the earlier results, stays
 # well under this; a reply is capped by max_tokens besides.
@@ -84,7 +85,7 @@ class LlamaCppEngine:
         self.path = path
         self.slots = slots
         self.threads = threads
-        self.concurrent = max(1, min(slots, concurrent or (1 if cpu_only(xllamacpp.get_device_info()) else slots)))
+        self.concurrent = concurrency(slots, concurrent, xllamacpp.get_device_info())
         self._turns = threading.BoundedSemaphore(self.concurrent)
 
     @property
@@ -119,6 +120,14 @@ class LlamaCppEngine:
             raise EngineError(f"llama.cpp failed a request (400 invalid_request): {error}") from error
         if failure:
             _checked(failure[0], request)
+
+
+def concurrency(slots: int, requested: int | None, devices: list[dict[str, Any]]) -> int:
+    """How many requests the engine works on at once: ``requested`` (at most ``slots``), else one on a CPU-only
+    machine and every slot with a GPU (CONCURRENT_ENV says why)."""
+    if requested is None:
+        return 1 if cpu_only(devices) else slots
+    return max(1, min(slots, requested))
 
 
 def cpu_only(devices: list[dict[str, Any]]) -> bool:
