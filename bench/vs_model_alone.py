@@ -73,7 +73,7 @@ def one_call(model, system_prompt: str, question: str, max_tokens: int, seed: in
 def run_baseline(system: str, model, task, seed: int, run_code: Callable[[str], Any]) -> dict[str, Any]:
     """One task by the model alone. A call that raises is recorded as an error (and a wrong answer)."""
     from hierplan.eval.scoring import last_number, score
-    from hierplan.nodes.json_extract import strip_code_fences
+    from hierplan.rules.text import strip_code_fences
 
     prompt = {"cot": COT_SYSTEM, "program": PROGRAM_SYSTEM, "direct": DIRECT_SYSTEM}[system]
     record: dict[str, Any] = {"final": None, "generated_tokens": None, "error": None}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 
 # Context handed to later nodes, as the original tutorial truncated it.
@@ -19,8 +20,39 @@ STEP_MAX_NEW_TOKENS = 400
 CODE_MAX_NEW_TOKENS = 320
 AGGREGATOR_MAX_NEW_TOKENS = 600
 
-# LangGraph's recursion limit counts supersteps: planner + steps + aggregator, with room to spare.
+# LangGraph's recursion limit counts supersteps: planner + steps + checks + aggregator + revisions, with room.
 RECURSION_LIMIT = 64
+
+# Bounded loops of the graph (each a drawn edge back).
+MAX_CODE_REPAIRS = 2
+"""Repairs after a Python step's first attempt: the failure is shown to the model with its code."""
+MAX_REPLANS = 1
+"""Revisions of the unfinished steps after a failed step."""
+MAX_TIE_BREAKS = 2
+"""Whole-task programs drawn after the first check while no number has a majority (nodes.vote)."""
+MAX_REVISIONS = 2
+"""Rewrites of an answer that breaks the task's checkable instructions (nodes.instructions)."""
+
+# Two written numbers within this are the same number.
+NUMBER_TOLERANCE = Decimal("1e-6")
+# An answer that states the computed value times or divided by one of these says the same quantity in another
+# unit (cents and dollars, grams and kilograms, minutes and hours) and is not corrected.
+UNIT_FACTORS = (10, 100, 1000, 60, 3600)
+
+# Instructions a task states about its answer (rules.instructions).
+REPEAT_MIN_WORDS = 5
+"""A line of at least this many words said twice is a repeat (a small model copies its notes' blocks again)."""
+MIN_LIST_ITEMS = 3
+"""A checklist or list asked for with no count given still has at least this many items."""
+SHORTEN_TO = 0.75
+WORDS_PER_SENTENCE = 15
+"""Asked to shorten, the model is told to aim this far under the limit, in sentences of about this many words."""
+
+# Sampling temperatures beside each node's own (Sampling below). A repair, a tie-break program and a second
+# rewrite sample at least this warm: at the node's 0.2 the small model mostly sends back what it sent before.
+WARM_TEMPERATURE = 0.7
+# The planner's stricter retry: greedy, as the original tutorial's was.
+RETRY_TEMPERATURE = 0.0
 
 
 @dataclass(frozen=True)

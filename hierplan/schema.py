@@ -36,7 +36,7 @@ class Step(BaseModel):
         default=None,
         description="Ids of earlier steps whose results this step needs; null means all earlier steps.",
     )
-    # Why the step has its tool (hierplan.nodes.tool_choice, or a person's edit). Left out of the JSON schema,
+    # Why the step has its tool (the tool_choice node by rules.tools, or a person's edit). Left out of the JSON schema,
     # so neither the plan grammar nor a server-side schema asks the model to write it.
     tool_reason: SkipJsonSchema[str | None] = Field(default=None, max_length=MAX_EXPECTED_CHARS)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from fakes import FakeExecution, ScriptedChatModel, scripted_runner
 from hierplan.config import SamplingConfig
 from hierplan.nodes.context import earlier_programs
+from langgraph.runtime import Runtime
+
 from hierplan.nodes.python_step import make_python_step
 
 
@@ -35,11 +37,11 @@ def test_a_step_gets_the_successful_python_programs_it_builds_on_through_any_ste
 
 def test_the_node_runs_the_earlier_programs_first_and_shows_them_in_the_request():
     steps = [_step(1, depends_on=[]), _step(2, depends_on=[1])]
-    state = {"task": "t", "plan": {"goal": "g", "assumptions": [], "steps": steps},
+    state = {"task": "t", "kind": "writing", "plan": {"goal": "g", "assumptions": [], "steps": steps},
              "results": [{**_result(1, "pens = 3\nprint(pens)"), "output": "3"}], "step": steps[1]}
     model = ScriptedChatModel(script={"python_step": ["print(pens * 2)"]})
     runner = scripted_runner([FakeExecution(True, "6\n")])
-    result = make_python_step(model, SamplingConfig(), runner)(state)["results"][0]
+    result = make_python_step(model, SamplingConfig(), runner)(state, Runtime())["results"][0]
     assert runner.seen == ["print(pens * 2)"] and runner.seen_before == [["pens = 3\nprint(pens)"]]
     assert result["ok"] and result["code"] == "print(pens * 2)"
     request = model.calls[0]["messages"][-1].content

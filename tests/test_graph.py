@@ -6,7 +6,10 @@ import pytest
 
 from fakes import FakeExecution, ScriptedChatModel, plan_json, scripted_runner
 from hierplan import build_graph
-from hierplan.graph.builder import make_dispatch
+from langgraph.runtime import Runtime
+
+from hierplan.graph.builder import dispatch as route
+from hierplan.options import RunOptions
 from hierplan.graph.state import merge_results
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
@@ -38,6 +41,12 @@ def test_results_have_the_documented_keys_and_plan_order():
     for r in out["results"]:
         assert {"step_id", "title", "tool", "output", "ok"} <= r.keys()
         assert r["ok"] is True
+
+
+def make_dispatch(parallel=True, max_replans=1):
+    """The scheduler's router under these run options."""
+    runtime = Runtime(context=RunOptions(parallel=parallel, max_replans=max_replans))
+    return lambda state: route({"kind": "writing", **state}, runtime)
 
 
 def plan_of(*tools, depends=None):

@@ -5,28 +5,40 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hierplan.cli.inspect_cmd import drawable_graph
+from hierplan.graph.builder import build_graph
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "graph.mmd"
 
 
+def drawn():
+    return build_graph(None, checkpointer=False).get_graph()
+
+
 def test_graph_matches_the_mermaid_snapshot():
-    mermaid = drawable_graph().draw_mermaid(with_styles=False)
+    mermaid = drawn().draw_mermaid(with_styles=False)
     if os.environ.get("UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(mermaid)
     assert mermaid == SNAPSHOT.read_text()
 
 
-def test_graph_has_its_nodes_and_the_scheduler_loop():
-    graph = drawable_graph()
-    assert set(graph.nodes) == {"__start__", "planner", "checker", "scheduler", "python_step", "llm_step",
-                                "replanner", "aggregator", "__end__"}
+def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
+    graph = drawn()
+    assert set(graph.nodes) == {"__start__", "classify", "planner", "tool_choice", "approval", "scheduler",
+                                "python_step", "llm_step", "replanner", "checker", "vote", "aggregator",
+                                "answer_check", "check_instructions", "reviser", "__end__"}
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
-    assert {("scheduler", t, True) for t in ("python_step", "llm_step", "replanner", "aggregator")} <= edges
-    assert {("planner", "scheduler", False), ("python_step", "scheduler", False), ("llm_step", "scheduler", False),
-            ("replanner", "scheduler", False), ("aggregator", "__end__", False)} <= edges
-    # The checker starts with the planner and ends on its own: nothing waits on it but the vote, which reads state.
-    assert {("__start__", "checker", False), ("checker", "__end__", False)} <= edges
+    # The kind is decided first; tool choice follows the planner and the replanner.
+    assert {("__start__", "classify", False), ("classify", "planner", False), ("planner", "tool_choice", False),
+            ("replanner", "tool_choice", False)} <= edges
+    assert {("tool_choice", "approval", True), ("tool_choice", "scheduler", True)} <= edges
+    # The scheduler loop, and where it ends: the checker's programs join the vote; the vote loops for tie-breaks.
+    assert {("scheduler", t, True) for t in ("python_step", "llm_step", "replanner", "checker", "aggregator")} <= edges
+    assert {("python_step", "scheduler", False), ("llm_step", "scheduler", False), ("checker", "vote", False),
+            ("vote", "checker", True), ("vote", "aggregator", True)} <= edges
+    # After the answer: a numeric one is checked against its computation, a writing one revised in a loop.
+    assert {("aggregator", "answer_check", True), ("aggregator", "check_instructions", True),
+            ("answer_check", "__end__", False), ("check_instructions", "reviser", True),
+            ("reviser", "check_instructions", False), ("check_instructions", "__end__", True)} <= edges
 
 
 def test_readme_shows_the_current_graph():

@@ -8,10 +8,32 @@ import json
 import pytest
 
 from fakes import ScriptedChatModel, plan_json
+from langgraph.graph import END, START, StateGraph
+
 from hierplan import build_graph
-from hierplan.config import Sampling
-from hierplan.nodes.instructions import problem, problems, read_instructions
-from hierplan.nodes.revise import MAX_REVISIONS, RETRY_TEMPERATURE, describe, revise
+from hierplan.config import MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.graph.state import AgentState
+from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
+from hierplan.rules.instructions import problem, problems, read_instructions
+
+
+def revise(model, task, draft):
+    """The check_instructions <-> reviser loop on its own, from the aggregator's draft: (the kept answer, the
+    check as recorded, the reviser's calls)."""
+    graph = StateGraph(AgentState)
+    graph.add_node("check_instructions", check_instructions)
+    graph.add_node("reviser", make_reviser(model, SamplingConfig(seed=1)))
+    graph.add_edge(START, "check_instructions")
+    graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", END])
+    graph.add_edge("reviser", "check_instructions")
+    out = graph.compile().invoke({"task": task, "kind": "writing", "final": draft})
+    return out["final"], out["instruction_check"], out.get("calls") or []
+
+
+def describe(check):
+    from hierplan.render.text import describe_instructions
+
+    return describe_instructions(check)
 
 
 @pytest.mark.parametrize("task, expected", [
@@ -86,11 +108,11 @@ GOOD = "- Green tea\n- Black tea\n- Herbal tea"
 
 def test_revise_keeps_a_draft_that_meets_every_instruction_without_a_call():
     model = ScriptedChatModel()
-    final, check, calls = revise(model, Sampling(), TASK, GOOD, seed=1)
+    final, check, calls = revise(model, TASK, GOOD)
     assert final == GOOD and calls == [] and model.calls == []
     assert check["ok"] and not check["revised"] and check["draft_problems"] == []
     assert describe(check).endswith("met all 3 checkable instructions of the task")  # the 2, and no repeats
-    final, check, calls = revise(model, Sampling(), "Explain tea.", "Tea is a drink.", seed=1)
+    final, check, calls = revise(model, "Explain tea.", "Tea is a drink.")
     assert (final, calls, check["instructions"], check["ok"]) == ("Tea is a drink.", [], [{"kind": "no_repeats"}],
                                                                   True)
 
@@ -107,7 +129,7 @@ def test_repeated_lines_are_dropped_without_a_model_call_and_the_rest_kept():
     block = "- **Planner**: breaks the task into steps\n- **Memory**: keeps past decisions for later runs\n"
     draft = "Design:\n" + block + "```python\nprint('say it twice in code, it is fine')\nprint('say it twice in code, it is fine')\n```\nBuild:\n" + block + "- Ship it to the small team"
     model = ScriptedChatModel(script={"reviser": []})  # any model call fails the test
-    final, check, calls = revise(model, Sampling(), "Write the launch notes.", draft, seed=1)
+    final, check, calls = revise(model, "Write the launch notes.", draft)
     assert calls == [] and check["ok"] and check["revised"]
     assert final.count("keeps past decisions for later runs") == 1 and final.count("say it twice in code") == 2
     assert final.splitlines()[-1] == "- Ship it to the small team" and "Build:" in final
@@ -118,7 +140,7 @@ def test_repeated_lines_are_dropped_without_a_model_call_and_the_rest_kept():
 def test_after_dropping_repeats_the_model_is_asked_only_for_what_is_still_wrong():
     model = ScriptedChatModel(script={"reviser": [GOOD]})
     draft = "- Green tea is a very good drink\n- Green tea is a very good drink\n- Black tea\n- Herbal tea"
-    final, check, calls = revise(model, Sampling(), TASK, draft, seed=1)
+    final, check, calls = revise(model, TASK, draft)
     asked = model.calls[0]["messages"][-1].content
     assert final == GOOD and len(calls) == 1 and len(check["draft_problems"]) == 3
     assert "it uses the word 'very', which the task forbids" in asked
@@ -130,7 +152,7 @@ def test_after_dropping_repeats_the_model_is_asked_only_for_what_is_still_wrong(
 def test_revise_tells_the_model_what_is_wrong_and_keeps_the_better_answer():
     model = ScriptedChatModel(script={"reviser": [GOOD]})
     draft = "- Green tea is very good\n- Black tea\n- Herbal tea\n- Oolong"
-    final, check, calls = revise(model, Sampling(), TASK, draft, seed=1)
+    final, check, calls = revise(model, TASK, draft)
     assert final == GOOD and len(calls) == 1 and check["revised"] and check["ok"]
     asked = model.calls[0]["messages"][-1].content
     assert "it has 4 bullet points ('- ' lines); the task asks for exactly 3" in asked
@@ -144,10 +166,10 @@ def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
     worse = "Tea is very very good."  # no bullets at all, and the word
     model = ScriptedChatModel(script={"reviser": [worse] * (MAX_REVISIONS + 2)})
     draft = "- Green tea\n- Black tea"  # one problem: 2 bullets
-    final, check, calls = revise(model, Sampling(), TASK, draft, seed=1)
+    final, check, calls = revise(model, TASK, draft)
     assert final == draft and len(calls) == MAX_REVISIONS and not check["revised"] and not check["ok"]
     assert [len(r["problems"]) for r in check["revisions"]] == [2] * MAX_REVISIONS
-    assert [c["kwargs"]["temperature"] for c in model.calls] == [0.2, RETRY_TEMPERATURE]  # the retry warmer
+    assert [c["kwargs"]["temperature"] for c in model.calls] == [0.2, WARM_TEMPERATURE]  # the retry warmer
     assert "still breaks 1 of 3" in describe(check)
 
 

@@ -7,8 +7,12 @@ import pytest
 from fakes import ScriptedChatModel, StructuredScriptedChatModel, plan_json
 from hierplan.config import SamplingConfig
 from hierplan.nodes import prompts
-from hierplan.nodes.json_extract import NoJSONFound, extract_json_object, strip_code_fences
+from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
+from hierplan.rules.text import strip_code_fences
+from langgraph.runtime import Runtime
+
 from hierplan.nodes.planner import make_planner, parse_plan
+from hierplan.options import RunOptions
 from hierplan.models.hf.json_grammar import schema_regex
 from hierplan.schema import DraftPlan, Plan
 
@@ -17,7 +21,8 @@ def run_planner(replies: dict, constrain: bool = True, method: str | None = None
     """method None: a model without structured output (NotImplementedError); else the structured fake."""
     model = ScriptedChatModel(script=replies) if method is None else StructuredScriptedChatModel(
         script=replies, method=method)
-    update = make_planner(model, SamplingConfig(), constrain)({"task": "Plan a picnic"})
+    update = make_planner(model, SamplingConfig())({"task": "Plan a picnic"}, 
+                                                      Runtime(context=RunOptions(constrain=constrain)))
     return model, update
 
 
@@ -26,7 +31,8 @@ def test_model_path_parses_fenced_inline_and_prose_json(style):
     text = plan_json(["llm", "python", "none"], fenced=style == "fenced", prose=style == "prose")
     model, update = run_planner({"planner": [text]})
     assert update["plan_source"] == "model"
-    assert [s["tool"] for s in update["plan"]["steps"]] == ["llm", "python", "llm"]  # "none" re-decided: rule 4
+    # As the model wrote them: the tool_choice node after the planner decides the tools.
+    assert [s["tool"] for s in update["plan"]["steps"]] == ["llm", "python", "none"]
     assert update["plan_failures"] == []
     assert model.count("planner") == 1 and model.count("planner_retry") == 0
 
@@ -111,11 +117,11 @@ def test_draft_bounds_are_tighter_than_plan_bounds():
 
 def test_seeded_planner_calls_get_a_seed_per_attempt():
     model = ScriptedChatModel(script={"planner": ["nope"], "planner_retry": [plan_json(["llm"] * 3)]})
-    make_planner(model, SamplingConfig(seed=7))({"task": "Plan a picnic"})
+    make_planner(model, SamplingConfig(seed=7))({"task": "Plan a picnic"}, Runtime())
     seeds = [c["kwargs"]["seed"] for c in model.calls]
     assert len(set(seeds)) == 2 and all(isinstance(s, int) for s in seeds)
     again = ScriptedChatModel(script={"planner": ["nope"], "planner_retry": [plan_json(["llm"] * 3)]})
-    make_planner(again, SamplingConfig(seed=7))({"task": "Plan a picnic"})
+    make_planner(again, SamplingConfig(seed=7))({"task": "Plan a picnic"}, Runtime())
     assert [c["kwargs"]["seed"] for c in again.calls] == seeds
 
 
@@ -180,7 +186,7 @@ class ToolCallingScriptedChatModel(StructuredScriptedChatModel):
 
 def test_a_plan_that_arrives_as_a_tool_call_is_used_without_a_retry():
     model = ToolCallingScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])]})
-    update = make_planner(model, SamplingConfig(), True)({"task": "Plan a picnic"})
+    update = make_planner(model, SamplingConfig())({"task": "Plan a picnic"}, Runtime())
     assert update["plan_source"] == "tool_calling"
     assert update["plan_failures"] == []
     assert len(update["plan"]["steps"]) == 3 and model.count("planner_retry") == 0

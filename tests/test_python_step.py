@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from fakes import FakeExecution, ScriptedChatModel, scripted_runner
-from hierplan.config import SamplingConfig
 import pytest
+from fakes import FakeExecution, ScriptedChatModel, scripted_runner
+from langgraph.runtime import Runtime
 
-from hierplan.nodes.python_step import MAX_CODE_REPAIRS, make_python_step, show_last_value
+from hierplan.config import MAX_CODE_REPAIRS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.nodes.python_step import make_python_step, show_last_value
+from hierplan.options import RunOptions
+
+
+def runtime(**options):
+    return Runtime(context=RunOptions(**options))
 
 STEP = {"id": 1, "title": "Add", "instruction": "Add 2 and 3", "tool": "python", "expected_output": "5"}
-STATE = {"task": "t", "plan": {"goal": "Compute things", "assumptions": [], "steps": [STEP]}, "results": [],
+STATE = {"task": "t", "kind": "writing", "plan": {"goal": "Compute things", "assumptions": [], "steps": [STEP]}, "results": [],
          "step": STEP}
 
 
 def run_step(replies, executions, max_repairs=MAX_CODE_REPAIRS):
     model = ScriptedChatModel(script={"python_step": list(replies)})
     runner = scripted_runner(list(executions))
-    update = make_python_step(model, SamplingConfig(), runner, max_repairs)(STATE)
+    update = make_python_step(model, SamplingConfig(), runner)(STATE, runtime(max_repairs=max_repairs))
     return model, runner, update["results"][0]
 
 
@@ -143,7 +149,7 @@ def test_the_request_carries_the_task_earlier_results_and_the_step_after_the_exa
     state = {**STATE, "task": "What is 42 plus 3?", "results": [earlier], "step": step,
              "plan": {**STATE["plan"], "steps": [STEP, step]}}
     model = ScriptedChatModel(script={"python_step": ["print(45)"]})
-    make_python_step(model, SamplingConfig(), scripted_runner([FakeExecution(True, "45\n")]))(state)
+    make_python_step(model, SamplingConfig(), scripted_runner([FakeExecution(True, "45\n")]))(state, runtime())
     messages = model.calls[0]["messages"]
     from hierplan.nodes import prompts
 
@@ -169,7 +175,7 @@ def test_worked_example_programs_run_and_print():
 
 
 def test_repairs_sample_warmer_than_the_first_try(monkeypatch):
-    """At 0.2 the embedded model sent back the failed program unchanged; repairs use REPAIR_TEMPERATURE or more."""
+    """At 0.2 the embedded model sent back the failed program unchanged; repairs use WARM_TEMPERATURE or more."""
     from hierplan.nodes import python_step
     from hierplan.nodes.model_call import invoke_model
 
@@ -181,9 +187,9 @@ def test_repairs_sample_warmer_than_the_first_try(monkeypatch):
 
     monkeypatch.setattr(python_step, "invoke_model", recording)
     run_step(["print(2 +", "print(2 +", "print(5)"], [FakeExecution(True, "5\n")])
-    assert temperatures == [SamplingConfig().code.temperature] + [python_step.REPAIR_TEMPERATURE] * 2
+    assert temperatures == [SamplingConfig().code.temperature] + [WARM_TEMPERATURE] * 2
     temperatures.clear()
     hot = SamplingConfig().with_overrides(temperature=0.9)
     model = ScriptedChatModel(script={"python_step": ["print(2 +", "print(5)"]})
-    make_python_step(model, hot, scripted_runner([FakeExecution(True, "5\n")]))(STATE)
+    make_python_step(model, hot, scripted_runner([FakeExecution(True, "5\n")]))(STATE, runtime())
     assert temperatures == [0.9, 0.9]  # never cooler than asked

@@ -134,3 +134,40 @@ def test_a_run_killed_in_one_process_is_resumed_in_another(tmp_path):
     report = json.loads(second.stdout)
     assert report["outputs"] == ["one", "two", "three"]
     assert report["calls"] == ["llm_step", "aggregator"]  # no planner, no step 1 or 2 again
+
+
+REVISION_WORKER = textwrap.dedent("""
+    import json, os, sys
+    sys.path.insert(0, {tests!r})
+    from fakes import ScriptedChatModel, plan_json
+    from hierplan import build_graph, open_checkpointer
+
+    phase, db = sys.argv[1], sys.argv[2]
+    def die(messages):
+        os._exit(9)  # the process dies in the rewrite's model call, as under kill -9
+    script = {{"planner": [plan_json(["llm", "llm", "llm"])], "aggregator": ["- green tea\\n- black tea"],
+              "reviser": [die]}}
+    if phase == "resume":
+        script = {{"reviser": ["- green tea\\n- black tea\\n- white tea"]}}
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, checkpointer=open_checkpointer(db), constrain=False)
+    config = {{"configurable": {{"thread_id": "revision-run"}}}}
+    task = {{"task": "Write exactly 3 bullet points about tea."}}
+    out = graph.invoke(task if phase == "start" else None, config)
+    print(json.dumps({{"calls": [c["node"] for c in model.calls], "final": out["final"],
+                      "check": out["instruction_check"]}}))
+""")
+
+
+def test_a_run_killed_during_a_revision_resumes_at_the_revision(tmp_path):
+    worker = tmp_path / "worker.py"
+    worker.write_text(REVISION_WORKER.format(tests=str(Path(__file__).parent)))
+    db = str(tmp_path / "runs.sqlite")
+    first = subprocess.run([sys.executable, str(worker), "start", db], capture_output=True, text=True)
+    assert first.returncode == 9, first.stderr
+    second = subprocess.run([sys.executable, str(worker), "resume", db], capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    report = json.loads(second.stdout)
+    assert report["calls"] == ["reviser"]  # no planner, steps or aggregator again: the draft's check was saved
+    assert report["final"] == "- green tea\n- black tea\n- white tea"
+    assert report["check"]["draft"] == "- green tea\n- black tea" and report["check"]["ok"]

@@ -12,7 +12,12 @@ from langgraph.types import Command
 from fakes import FakeExecution, ScriptedChatModel, plan_json, scripted_runner
 from hierplan import build_graph
 from hierplan.nodes.approval import USER_TOOL_REASON
-from hierplan.nodes.tool_choice import choose_tools, decide, is_numeric_task
+from hierplan.rules.kind import task_kind
+from hierplan.rules.tools import choose_tools, decide
+
+
+def is_numeric_task(task: str) -> bool:
+    return task_kind(task) == "numeric"
 from hierplan.schema import DraftPlan, Plan
 
 GENERAL = Path(__file__).resolve().parents[1] / "hierplan" / "eval" / "data" / "general20.jsonl"
@@ -80,21 +85,21 @@ def test_choose_tools_records_reasons_and_keeps_decided_steps():
         step(3, "Subtract 1.", tool="llm", tool_reason=USER_TOOL_REASON),  # a person's choice stays
         step(4, "State the answer."),
     ]}
-    out = choose_tools(plan, "I have 2 apples and get 3 more. How many apples do I have?")
+    out = choose_tools(plan, task_kind("I have 2 apples and get 3 more. How many apples do I have?"))
     assert [(s["tool"], bool(s["tool_reason"])) for s in out["steps"]] == [("python", True), ("llm", True),
                                                                           ("llm", True), ("none", True)]
     assert out["steps"][2]["tool_reason"] == USER_TOOL_REASON
     assert plan["steps"][0]["tool"] == "llm" and "tool_reason" not in plan["steps"][0]  # input untouched
-    assert choose_tools(out, "anything") == out  # idempotent: every step is decided
+    assert choose_tools(out, task_kind("anything")) == out  # idempotent: every step is decided
 
 
 def test_a_numeric_task_computes_at_least_once():
     plan = {"goal": "g", "assumptions": [], "steps": [
         step(1, "Read the problem."), step(2, "Think it through."), step(3, "State the answer.")]}
-    out = choose_tools(plan, "Ann has 4 cats and Bob has 2. How many do they have?")
+    out = choose_tools(plan, task_kind("Ann has 4 cats and Bob has 2. How many do they have?"))
     assert [s["tool"] for s in out["steps"]] == ["llm", "python", "none"]
     assert "no step calculated" in out["steps"][1]["tool_reason"]
-    general = choose_tools(plan, "Write a 4-line poem about cats.")
+    general = choose_tools(plan, task_kind("Write a 4-line poem about cats."))
     assert [s["tool"] for s in general["steps"]] == ["llm", "llm", "llm"]
 
 

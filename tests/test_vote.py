@@ -1,14 +1,17 @@
-"""The independent check of a numeric plan's answer: whole-task programs drawn beside the planner (the checker
-node) and a vote in the last Python step (hierplan.nodes.vote)."""
+"""The independent check of a numeric plan's answer: whole-task programs drawn by the checker node once the steps
+are done, and the vote node's loop back to it for tie-breaks (hierplan.nodes.checker, hierplan.nodes.vote,
+hierplan.rules.vote)."""
 
 from __future__ import annotations
 
+import pytest
 from fakes import ScriptedChatModel, plan_json
 from langgraph.checkpoint.memory import InMemorySaver
 
 from hierplan import SamplingConfig, build_graph
 from hierplan.nodes import prompts
-from hierplan.nodes.vote import CHECK_TEMPERATURES, MAX_TIE_BREAKS, WARM_TEMPERATURE
+from hierplan.config import MAX_TIE_BREAKS, WARM_TEMPERATURE
+from hierplan.rules.vote import has_majority, tally
 from hierplan.tools import run_python
 
 TASK = "A pen costs 3 dollars. How many dollars do 7 pens cost?"
@@ -35,15 +38,16 @@ def run(cold: list[str], warm: list[str], step_programs: list[str], task: str = 
     return model, out
 
 
-def test_the_check_is_drawn_beside_the_planner_and_an_agreement_needs_no_tie_break():
+def test_the_check_is_drawn_after_the_steps_and_an_agreement_needs_no_tie_break():
     model, out = run([program("3 * 7")], [], [program("3"), program("3 * 7")])
     last = out["results"][1]
-    assert last["check"] == {"kind": "vote", "answers": ["21", "21"], "chosen": "21", "agreed": 2,
-                             "programs": 2, "changed": False}
+    assert last["check"] == {"kind": "vote", "step_id": 2, "answers": ["21", "21"], "chosen": "21", "agreed": 2,
+                             "programs": 2, "changed": False, "decided": True}
+    assert out["vote"] == last["check"]
     assert "check" not in out["results"][0] or out["results"][0]["check"] is None  # only the last computation
     nodes = [c["node"] for c in model.calls]
-    assert nodes.count("python_check") == len(CHECK_TEMPERATURES) == 1
-    assert nodes.index("python_step") > nodes.index("python_check")  # drawn with the planner, before any step
+    assert nodes.count("python_check") == 1
+    assert nodes.index("python_check") > max(i for i, n in enumerate(nodes) if n == "python_step")
     # Only the last computation is told that its number is the task's answer.
     asked = [c["messages"][-1].content for c in model.calls if c["node"] == "python_step"]
     assert [prompts.LAST_COMPUTATION in text for text in asked] == [False, True]
@@ -96,3 +100,29 @@ def test_a_task_that_asks_for_no_quantity_is_not_checked():
     model, out = run([], [], [program("3"), program("'ok'")], task="Write a poem about 3 pens.")
     assert model.count("python_check") == 0 and not out.get("checks")
     assert all(not r.get("check") for r in out["results"])
+
+
+def test_a_numeric_plan_that_computed_no_number_goes_straight_to_the_aggregator():
+    model, out = run([program("21")], [], [program("'no number'"), program("'none either'")])
+    assert model.count("python_check") == 0 and "vote" not in out and not out.get("checks")
+
+
+def test_the_callers_kind_overrides_the_rule():
+    model = ScriptedChatModel(script={"planner": [plan_json(["python", "llm", "llm"])],
+                                      "python_step": [program("3 * 7")]},
+                              default={"python_check": program("21"), "aggregator": "21"})
+    graph = build_graph(model, InMemorySaver(), run_code=run_python)
+    out = graph.invoke({"task": "Write a poem about 3 pens.", "kind": "numeric"}, {"configurable": {"thread_id": "k"}})
+    assert out["kind"] == "numeric" and model.count("python_check") == 1 and out["vote"]["decided"]
+    out = graph.invoke({"task": TASK, "kind": "writing"}, {"configurable": {"thread_id": "w"}})
+    assert out["kind"] == "writing" and "instruction_check" in out and "answer_check" not in out
+
+
+def test_majority_and_tally_rules():
+    assert has_majority(["21", "21"]) and not has_majority(["10", "21"]) and not has_majority(["21", None])
+    assert not has_majority(["1", "1", "2", "2"]) and has_majority(["1", "2", "2"])
+    assert tally(["10", "21", "21"]) == (1, 2)
+    assert tally(["10", "20", "22", "24"]) == (1, 1)  # a split keeps the first whole-task program's number
+    assert tally(["10", None, None]) == (0, 1)  # every check failed: the plan's
+    with pytest.raises(ValueError, match="no program printed a number"):
+        tally([None, None])

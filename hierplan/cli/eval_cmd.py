@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from hierplan.eval.requirements import requirement_fields
     from hierplan.eval.tasks import load_tasks
     from hierplan.models.catalog import DEFAULT
-    from hierplan.nodes.replanner import MAX_REPLANS
+    from hierplan.config import MAX_REPLANS
 
     from hierplan.eval.distributed import check_ray_args  # imports no Ray
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from hierplan.nodes.tool_choice import is_numeric_task
+from hierplan.rules.kind import NUMERIC, task_kind
 
 NODES = ("planner", "llm_step", "python_step", "aggregator")
 # A plan that parsed on the first try: the local grammar, a server-side constraint, or a free-text reply.
@@ -56,7 +56,7 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
     calls = all_calls(state)
     python_planned = sum(1 for s in plan.get("steps") or [] if s.get("tool") == "python")
     return {
-        "numeric_task": is_numeric_task(state["task"]) if state.get("task") else None,
+        "numeric_task": (state.get("kind") or task_kind(state["task"])) == NUMERIC if state.get("task") else None,
         "plan_source": source,
         "plan_valid_first_pass": None if source is None else source in VALID_FIRST_PASS,
         "plan_failures": len(state.get("plan_failures") or []),

@@ -28,13 +28,12 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-_FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
+from hierplan.rules.text import PYTHON_LABELS, split_code, words
+
 _BULLET_RE = re.compile(r"^([ \t]*)[-*+\u2022][ \t]+\S")
 _NUMBERED_RE = re.compile(r"^([ \t]*)(?:\d{1,3}[.)]|step[ \t]+\d{1,3}[.:)]?)[ \t]+\S", re.I)
 _HEADING_RE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S")
-_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _EMPHASIS = "*_`\"'\u201c\u201d> \t"
-PYTHON_LABELS = ("", "python", "py", "python3")
 COUNT_KEYS = ("exactly", "min", "max")
 
 
@@ -46,18 +45,6 @@ class Check:
 
 
 # ------------------------------------------------------------------------------------------- text views
-
-
-def split_code(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """(the prose with fenced blocks removed, [(label, code)] of each fenced block). An unclosed fence runs
-    to the end (a reply cut at the token budget)."""
-    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE_RE.finditer(text)]
-    return _FENCE_RE.sub("\n", text), blocks
-
-
-def words(text: str) -> list[str]:
-    """Words of the prose: letters/digits runs, with inner apostrophes and hyphens ("don't", "long-term")."""
-    return _WORD_RE.findall(split_code(text)[0])
 
 
 def _top_level(patterns: tuple[re.Pattern[str], ...], prose: str) -> list[str]:

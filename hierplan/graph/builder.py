@@ -1,115 +1,138 @@
-"""The graph, wired top to bottom: planner -> scheduler -> (python_step | llm_step | replanner)* -> aggregator,
-and beside the planner the checker (whole-task programs a numeric answer is voted on with)."""
+"""The graph, wired top to bottom. Every node that calls a model or changes the answer is here, with its edges:
+
+classify -> planner -> tool_choice -> (approval) -> scheduler -> (python_step | llm_step | replanner)* ->
+(numeric: checker <-> vote) -> aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from hierplan.config import RECURSION_LIMIT, SamplingConfig
-from hierplan.graph.state import AgentState, InputState
-from hierplan.nodes.aggregator import make_aggregator
+from hierplan.graph.state import AgentState, InputState, LlmStepsPayload, StepPayload
+from hierplan.nodes.aggregator import after_aggregator, make_aggregator
+from hierplan.nodes.answer_check import answer_check
 from hierplan.nodes.approval import after_approval, approval
+from hierplan.nodes.checker import make_checker
+from hierplan.nodes.classify import classify
 from hierplan.nodes.context import ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import make_planner
-from hierplan.nodes.checker import make_checker
-from hierplan.nodes.python_step import MAX_CODE_REPAIRS, CodeRunner, default_runner, make_python_step, run_attempt
-from hierplan.nodes.replanner import MAX_REPLANS, make_replanner, unhandled_failure
+from hierplan.nodes.python_step import CodeRunner, default_runner, make_python_step, run_attempt
+from hierplan.nodes.replanner import make_replanner, unhandled_failure
+from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
+from hierplan.nodes.tool_choice import after_tool_choice, tool_choice
+from hierplan.nodes.vote import after_vote, computed_step, vote
+from hierplan.options import RunOptions, run_options
+from hierplan.rules.kind import NUMERIC
 
 # "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
 # LangGraph takes it as an invoke/stream argument; build_graph binds it (Runnable.bind) as the default.
 DURABILITY = "sync"
 
 
-def make_dispatch(parallel: bool, max_replans: int = MAX_REPLANS):
-    def dispatch(state: AgentState) -> list[Send] | Literal["replanner", "aggregator"]:
-        """A failed step first goes to the replanner (at most max_replans times); then every ready step is
-        sent on its way (only the first one when sequential); when none is left, the aggregator.
+def dispatch(state: AgentState, runtime: Runtime[RunOptions]
+             ) -> list[Send] | Literal["replanner", "checker", "aggregator"]:
+    """A failed step first goes to the replanner (at most max_replans times); then every ready step is sent on
+    its way (only the first one when not parallel); when none is left, a numeric task's computed number goes to
+    the checker and the vote, anything else to the aggregator.
 
-        Ready LLM steps travel together in one Send, so they are generated in one batched pass.
-        """
-        if len(state.get("replans") or []) < max_replans and unhandled_failure(state):
-            return "replanner"
-        ready = ready_steps(state)
-        if not ready:
-            return "aggregator"
-        if not parallel:
-            ready = ready[:1]
-        context = {"task": state["task"], "plan": state["plan"], "results": state.get("results") or [],
-                   "checks": state.get("checks") or []}
-        sends = [Send("python_step", {**context, "step": s}) for s in ready if s["tool"] == "python"]
-        llm = [s for s in ready if s["tool"] in ("llm", "none")]
-        if len(sends) + len(llm) != len(ready):
-            raise ValueError(f"unknown tool in steps {[s['id'] for s in ready]}")
-        if llm:
-            sends.append(Send("llm_step", {**context, "steps": llm}))
-        return sends
-
-    return dispatch
+    Ready LLM steps travel together in one Send, so they are generated in one batched pass.
+    """
+    options = run_options(runtime.context)
+    if len(state.get("replans") or []) < options.max_replans and unhandled_failure(state):
+        return "replanner"
+    ready = ready_steps(state)
+    if not ready:
+        return "checker" if state["kind"] == NUMERIC and computed_step(state) is not None else "aggregator"
+    if not options.parallel:
+        ready = ready[:1]
+    base = {"task": state["task"], "kind": state["kind"], "plan": state["plan"], "results": state.get("results") or []}
+    sends = [Send("python_step", StepPayload(**base, step=s)) for s in ready if s["tool"] == "python"]
+    llm = [s for s in ready if s["tool"] in ("llm", "none")]
+    if len(sends) + len(llm) != len(ready):
+        raise ValueError(f"unknown tool in steps {[s['id'] for s in ready]}")
+    if llm:
+        sends.append(Send("llm_step", LlmStepsPayload(**base, steps=llm)))
+    return sends
 
 
-def scheduler(state: AgentState) -> dict[str, Any]:
+def scheduler(state: AgentState) -> AgentState:
     """A join point: parallel steps land here once per superstep, and dispatch runs once after them."""
     return {}
 
 
-def wire(model: BaseChatModel | None, sampling: SamplingConfig, *, run_code: CodeRunner = default_runner,
-         constrain: bool = True, max_repairs: int = MAX_CODE_REPAIRS,
-         parallel: bool = True, max_replans: int = MAX_REPLANS, approve: bool = False) -> StateGraph:
-    """The uncompiled graph. Nodes hold the model and only call it when they run."""
-    graph = StateGraph(AgentState, input_schema=InputState)
-    graph.add_node("planner", make_planner(model, sampling, constrain))
-    graph.add_node("checker", make_checker(model, sampling, lambda code: run_attempt(code, run_code)))
+def wire(model: BaseChatModel | None, *, sampling: SamplingConfig | None = None,
+         run_code: CodeRunner = default_runner) -> StateGraph:
+    """The uncompiled graph. Nodes hold the model and only call it when they run; per-run options arrive as the
+    run's context (RunOptions)."""
+    base = sampling or SamplingConfig()
+    graph = StateGraph(AgentState, input_schema=InputState, context_schema=RunOptions)
+    graph.add_node("classify", classify)
+    graph.add_node("planner", make_planner(model, base))
+    graph.add_node("tool_choice", tool_choice)
+    graph.add_node("approval", approval)
     graph.add_node("scheduler", scheduler)
-    graph.add_node("python_step", make_python_step(model, sampling, run_code, max_repairs))
-    graph.add_node("llm_step", make_llm_step(model, sampling))
-    graph.add_node("replanner", make_replanner(model, sampling, constrain))
-    graph.add_node("aggregator", make_aggregator(model, sampling))
+    graph.add_node("python_step", make_python_step(model, base, run_code))
+    graph.add_node("llm_step", make_llm_step(model, base))
+    graph.add_node("replanner", make_replanner(model, base))
+    graph.add_node("checker", make_checker(model, base, lambda code: run_attempt(code, run_code)))
+    graph.add_node("vote", vote)
+    graph.add_node("aggregator", make_aggregator(model, base))
+    graph.add_node("answer_check", answer_check)
+    graph.add_node("check_instructions", check_instructions)
+    graph.add_node("reviser", make_reviser(model, base))
 
-    graph.add_edge(START, "planner")
-    graph.add_edge(START, "checker")  # beside the planner: a numeric task's whole-task programs (vote.py)
-    graph.add_edge("checker", END)
-    if approve:
-        graph.add_node("approval", approval)
-        graph.add_edge("planner", "approval")
-        graph.add_conditional_edges("approval", after_approval, ["scheduler", END])
-    else:
-        graph.add_edge("planner", "scheduler")
-    graph.add_conditional_edges("scheduler", make_dispatch(parallel, max_replans),
-                                ["python_step", "llm_step", "replanner", "aggregator"])
+    graph.add_edge(START, "classify")
+    graph.add_edge("classify", "planner")
+    graph.add_edge("planner", "tool_choice")
+    graph.add_conditional_edges("tool_choice", after_tool_choice, ["approval", "scheduler"])
+    graph.add_conditional_edges("approval", after_approval, ["scheduler", END])
+    graph.add_conditional_edges("scheduler", dispatch,
+                                ["python_step", "llm_step", "replanner", "checker", "aggregator"])
     graph.add_edge("python_step", "scheduler")
     graph.add_edge("llm_step", "scheduler")
-    graph.add_edge("replanner", "scheduler")
-    graph.add_edge("aggregator", END)
+    graph.add_edge("replanner", "tool_choice")
+    graph.add_edge("checker", "vote")
+    graph.add_conditional_edges("vote", after_vote, ["checker", "aggregator"])
+    graph.add_conditional_edges("aggregator", after_aggregator, ["answer_check", "check_instructions"])
+    graph.add_edge("answer_check", END)
+    graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", END])
+    graph.add_edge("reviser", "check_instructions")
     return graph
 
 
-def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver | None = None, *,
-                sampling: SamplingConfig | None = None, run_code: CodeRunner = default_runner,
-                constrain: bool = True, max_repairs: int = MAX_CODE_REPAIRS, parallel: bool = True,
-                max_replans: int = MAX_REPLANS, approve: bool = False) -> Any:
-    """Compile the agent.
+def build_graph(model: BaseChatModel | None, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
+                options: RunOptions | None = None, sampling: SamplingConfig | None = None,
+                run_code: CodeRunner = default_runner, **overrides: Any) -> Any:
+    """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
-    ``model``: any LangChain chat model. ``checkpointer``: any LangGraph checkpointer; None gives an
-    in-memory one, so ``graph.invoke(None, same_config)`` resumes within this process (use
-    ``hierplan.open_checkpointer(path)`` for a SQLite file that survives the process).
-    ``parallel=False`` runs one step at a time (``--sequential``); ``max_replans`` bounds how often a failed
-    step makes the replanner revise the unfinished steps (0: never). ``approve=True`` stops after planning
-    until ``graph.invoke(Command(resume={"action": "approve" | "edit" | "reject", ...}), config)``.
+    ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state).
+    ``checkpointer``: any LangGraph checkpointer; None gives an in-memory one, so ``graph.invoke(None,
+    same_config)`` resumes within this process (``hierplan.open_checkpointer(path)`` gives a SQLite file that
+    survives it); False compiles without one, for a LangGraph Server, which brings its own.
+    ``options`` (RunOptions, with ``overrides`` of its fields such as ``approve=True``): the run's context
+    unless the caller passes ``context=`` to invoke/stream. ``sampling``: each node's base sampling.
+    ``approve=True`` stops after planning until ``graph.invoke(Command(resume={"action": "approve" | "edit" |
+    "reject", ...}), config)``.
     """
-    if not isinstance(model, BaseChatModel):
+    if model is not None and not isinstance(model, BaseChatModel):
         raise TypeError(f"model must be a LangChain BaseChatModel, got {type(model).__name__}")
-    graph = wire(model, sampling or SamplingConfig(), run_code=run_code,
-                 constrain=constrain, max_repairs=max_repairs,
-                 parallel=parallel, max_replans=max_replans, approve=approve)
-    compiled = graph.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
-                             name="hierplan")
-    # bind: invoke/stream/batch get durability="sync" unless the caller passes their own; the binding forwards
-    # get_state, update_state, get_graph and the rest to the compiled graph.
-    return compiled.with_config({"recursion_limit": RECURSION_LIMIT}).bind(durability=DURABILITY)
+    options = replace(options or RunOptions(), **overrides)
+    graph = wire(model, sampling=sampling, run_code=run_code)
+    if checkpointer is False:
+        compiled = graph.compile(name="hierplan")
+    else:
+        compiled = graph.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
+                                 name="hierplan")
+    # bind: invoke/stream/batch get durability="sync" and these options unless the caller passes their own; the
+    # binding forwards get_state, update_state, get_graph and the rest to the compiled graph.
+    return compiled.with_config({"recursion_limit": RECURSION_LIMIT}).bind(durability=DURABILITY, context=options)

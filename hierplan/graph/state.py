@@ -1,12 +1,157 @@
-"""The graph's state: a TypedDict of JSON-safe values, validated through hierplan.schema models."""
+"""The graph's state and the messages its nodes pass: TypedDicts of JSON-safe values.
+
+Each ``...Dict`` is the stored form (``model_dump(mode="json")``) of a pydantic model in hierplan.schema where one
+exists (plans and step results are validated there); the rest are records written by one node each.
+"""
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
+
+from hierplan.rules.kind import TaskKind
+
+Tool = Literal["none", "llm", "python"]
 
 
-def merge_results(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+class StepDict(TypedDict):
+    """A planned step (schema.Step)."""
+
+    id: int
+    title: str
+    instruction: str
+    tool: Tool
+    expected_output: str
+    depends_on: list[int] | None
+    """Ids of earlier steps whose results this step needs; None: every earlier step."""
+    tool_reason: str | None
+    """Why the step has its tool (rules.tools, or a person's edit); None until the tool_choice node ran."""
+
+
+class PlanDict(TypedDict):
+    """The plan (schema.Plan)."""
+
+    goal: str
+    assumptions: list[str]
+    steps: list[StepDict]
+
+
+class PlanFailureDict(TypedDict):
+    """A planner attempt that gave no valid plan."""
+
+    source: str
+    raw: str
+    error: str
+
+
+class CallDict(TypedDict):
+    """One model call and what it cost (schema.ModelCall)."""
+
+    node: str
+    prompt_tokens: int | None
+    generated_tokens: int | None
+    seconds: float
+    batch: int
+    finish_reason: str | None
+
+
+class AttemptDict(TypedDict):
+    """One program and what running it gave (schema.CodeAttempt)."""
+
+    code: str
+    ok: bool
+    stdout: str
+    error: str | None
+    exit_reason: str | None
+
+
+class VoteDict(TypedDict):
+    """The vote on a numeric task's computed number (nodes.vote; rules.vote)."""
+
+    kind: Literal["vote"]
+    step_id: int
+    """The plan's last Python step: the computation voted on."""
+    answers: list[str | None]
+    """What each program printed last, in order: the plan's step, then the whole-task programs (None: failed)."""
+    chosen: str | None
+    agreed: int
+    programs: int
+    changed: bool
+    """Whether the kept number differs from the plan's."""
+    decided: bool
+    """False while no number has a majority and a tie-break may still be drawn."""
+
+
+class ResultDict(TypedDict):
+    """One executed step (schema.StepResult)."""
+
+    step_id: int
+    title: str
+    tool: Tool
+    output: str
+    ok: bool
+    error: str | None
+    code: str | None
+    stdout: str | None
+    attempts: list[AttemptDict]
+    calls: list[CallDict]
+    check: VoteDict | None
+    """The vote that checked this step's number, once decided (the last Python step of a numeric task)."""
+    seconds: float
+
+
+class ReplanDict(TypedDict):
+    """One revision after a failed step (nodes.replanner)."""
+
+    failed_step: int
+    error: str | None
+    raw: str
+    applied: bool
+    parse_error: NotRequired[str]
+    steps: NotRequired[list[StepDict]]
+    """The steps that replaced the unfinished ones (when applied)."""
+
+
+class AnswerCheckDict(TypedDict):
+    """Does a numeric answer's last number equal the last computed one (rules.answer; nodes.answer_check)."""
+
+    ok: bool
+    answer_number: str | None
+    computed: str
+    step_id: int
+    note: str
+    other_unit: bool
+    corrected: NotRequired[bool]
+
+
+class InstructionRoundDict(TypedDict):
+    """One round of the instruction check: dropped repeats (attempt 0) or a rewrite (attempt 1, 2, ...)."""
+
+    attempt: int
+    problems: list[str]
+    kind: NotRequired[Literal["dropped_repeats"]]
+
+
+class InstructionCheckDict(TypedDict):
+    """A writing answer against the task's checkable instructions (rules.instructions; nodes.revise)."""
+
+    kind: Literal["instructions"]
+    instructions: list[dict]
+    """What was read from the task ({"kind": ..., ...} as rules.instructions.read_instructions gives them)."""
+    draft: str
+    """The aggregator's answer, before any change."""
+    draft_problems: list[str]
+    revisions: list[InstructionRoundDict]
+    revised: bool
+    """Whether the kept answer (``final``) differs from the draft."""
+    problems: list[str]
+    """What the kept answer still breaks."""
+    to_fix: list[str]
+    """What the next rewrite is asked to fix: the latest answer's problems (empty: nothing left to ask)."""
+    ok: bool
+
+
+def merge_results(existing: list[ResultDict], new: list[ResultDict]) -> list[ResultDict]:
     """Append step results; a result for a step already present replaces it, so a re-run never duplicates.
 
     Kept in plan order (by step id) whatever order results land in.
@@ -20,31 +165,53 @@ def merge_results(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -> 
 class InputState(TypedDict):
     task: str
     """What the user asked for."""
+    kind: NotRequired[TaskKind]
+    """The caller's word on the task's kind; without it the classify node decides."""
 
 
-class AgentState(InputState, total=False):
-    plan: dict[str, Any]
-    """The plan (hierplan.schema.Plan as a dict)."""
+class AgentState(TypedDict, total=False):
+    """The whole run. Every node returns a partial AgentState."""
+
+    task: str
+    """What the user asked for."""
+    kind: TaskKind
+    """numeric or writing: decided once (classify), read by every branch."""
+    plan: PlanDict
     plan_source: str
-    """Which path produced the plan: constrained, model, retry or fallback."""
-    plan_failures: list[dict[str, Any]]
-    """Raw text and parse error of each planner attempt that did not give a valid plan."""
-    results: Annotated[list[dict[str, Any]], merge_results]
-    """One hierplan.schema.StepResult dict per executed step, in plan order."""
-    approval: str
-    """With approve=True: approved, edited or rejected."""
-    replans: Annotated[list[dict[str, Any]], operator.add]
-    """Every revision after a failed step: failed_step, error, raw reply, applied, the new steps."""
-    checks: list[dict[str, Any]]
-    """For a numeric task: the whole-task programs the checker drew beside the planner (hierplan.schema.
-    CodeAttempt dicts), which the last Python step's number is voted on with (hierplan.nodes.vote)."""
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    """Model calls of the planner, replanner and aggregator (steps keep theirs in their result)."""
+    """Which path produced the plan: constrained, model, retry, fallback, edited, or a server's structured mode."""
+    plan_failures: list[PlanFailureDict]
+    results: Annotated[list[ResultDict], merge_results]
+    """One per executed step, in plan order (a re-run step replaces its result)."""
+    approval: Literal["approved", "edited", "rejected"]
+    replans: Annotated[list[ReplanDict], operator.add]
+    checks: Annotated[list[AttemptDict], operator.add]
+    """A numeric task's whole-task programs (the checker's), the first one and any tie-breaks, in order."""
+    vote: VoteDict
+    calls: Annotated[list[CallDict], operator.add]
+    """Model calls of the nodes that keep no result of their own (steps keep theirs in their result)."""
     final: str
-    """The aggregator's answer."""
-    answer_check: dict[str, Any]
-    """For a numeric task with a successful computation: whether the answer's last number equals the last
-    computed one ({"ok", "answer_number", "computed", "step_id", "note"}; hierplan.nodes.answer_check)."""
-    instruction_check: dict[str, Any]
-    """For a task that states checkable instructions (counts, lengths, forbidden words, ...): what the first
-    answer broke, each revision round, and what the kept answer still breaks (hierplan.nodes.revise)."""
+    """The answer: the aggregator's, as the checks after it left it."""
+    answer_check: AnswerCheckDict
+    instruction_check: InstructionCheckDict
+    revision: str
+    """The reviser's latest rewrite, waiting to be checked."""
+
+
+class StepPayload(TypedDict):
+    """What the scheduler sends a Python step: the run so far and the step to run."""
+
+    task: str
+    kind: TaskKind
+    plan: PlanDict
+    results: list[ResultDict]
+    step: StepDict
+
+
+class LlmStepsPayload(TypedDict):
+    """What the scheduler sends the LLM step node: the ready LLM (and "none") steps, answered together."""
+
+    task: str
+    kind: TaskKind
+    plan: PlanDict
+    results: list[ResultDict]
+    steps: list[StepDict]

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
 from langgraph.graph import END
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
+from hierplan.graph.state import AgentState, PlanDict
 from hierplan.schema import Plan, short_error
+
+class ApprovalRequest(TypedDict):
+    """What a run waiting for approval shows (the interrupt's value)."""
+
+    plan: PlanDict
+    plan_source: str | None
+    error: NotRequired[str]
+    """Why the last decision could not be used."""
+
 
 REJECTED_FINAL = "The plan was rejected; no step was run."
 USER_TOOL_REASON = "set in the edited plan"
 
 
-def keep_user_tools(edited: dict[str, Any], proposed: dict[str, Any]) -> dict[str, Any]:
+def keep_user_tools(edited: PlanDict, proposed: PlanDict) -> PlanDict:
     """An edited plan runs with the tools the person wrote: each step whose tool differs from the proposed
     step with its id, or that has no reason, gets tool_reason USER_TOOL_REASON, so the tool rule
-    (hierplan.nodes.tool_choice, which skips steps with a reason) never overrides it."""
+    (the tool_choice node, which skips steps with a reason) never overrides it."""
     before = {s["id"]: s for s in proposed.get("steps") or []}
     steps = []
     for step in edited["steps"]:
@@ -27,14 +37,14 @@ def keep_user_tools(edited: dict[str, Any], proposed: dict[str, Any]) -> dict[st
     return {**edited, "steps": steps}
 
 
-def approval(state: dict[str, Any]) -> dict[str, Any]:
+def approval(state: AgentState) -> AgentState:
     """Waits (LangGraph interrupt) for {"action": "approve" | "edit" | "reject", "plan": {...} for edit}.
 
     On resume LangGraph re-runs this node from the start and each interrupt() returns its stored answer in
     order; an unusable answer (invalid edited plan, unknown action) asks again, with the reason, so the
     run waits once more instead of failing.
     """
-    request: dict[str, Any] = {"plan": state["plan"], "plan_source": state.get("plan_source")}
+    request: ApprovalRequest = {"plan": state["plan"], "plan_source": state.get("plan_source")}
     while True:
         decision = interrupt(request)
         action = decision.get("action") if isinstance(decision, dict) else decision
@@ -53,5 +63,5 @@ def approval(state: dict[str, Any]) -> dict[str, Any]:
         request = {**request, "error": f"unknown decision {decision!r}: use approve, edit (with a plan) or reject"}
 
 
-def after_approval(state: dict[str, Any]) -> Literal["scheduler", "__end__"]:
+def after_approval(state: AgentState) -> Literal["scheduler", "__end__"]:
     return END if state.get("approval") == "rejected" else "scheduler"

@@ -1,30 +1,50 @@
-"""The checker node: beside the planner, the whole-task programs a numeric task's answer is voted on with.
+"""The checker node: one program that solves a numeric task on its own (not from the plan's steps), run in the
+sandbox, for the vote node to weigh against the plan's computed number.
 
-It starts with the planner (the graph sends the task to both), so the plan's last Python step finds its programs
-ready (vote.py); with a GPU the engine answers both on its slots at once, on a CPU one after the other. A task
-that asks for no quantity is not checked: the node returns at once, without a model call.
+The first visit draws the check at the code temperature; each later one, sent back by the vote while no number
+has a majority, draws a tie-break warmer (config.WARM_TEMPERATURE: at the code temperature it mostly repeats the
+check).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
 
-from hierplan.config import SamplingConfig
+from hierplan.config import WARM_TEMPERATURE, SamplingConfig
+from hierplan.graph.state import AgentState
+from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
-from hierplan.nodes.tool_choice import is_numeric_task
-from hierplan.nodes.vote import draw_checks
+from hierplan.nodes.model_call import invoke_model
+from hierplan.options import RunOptions, run_options
+from hierplan.rules.text import strip_code_fences
+from hierplan.schema import CodeAttempt
 
 
-def make_checker(model: BaseChatModel, sampling: SamplingConfig, run_attempt):
-    """``run_attempt(code)``: check and run one program on its own (python_step.run_attempt with its runner)."""
+def check_messages(task: str) -> list[BaseMessage]:
+    """The request for one program that solves the whole task (system prompt first and fixed: it caches)."""
+    return [SystemMessage(prompts.CHECK_SYSTEM), HumanMessage(prompts.CHECK_USER.format(task=task))]
 
-    def checker(state: dict[str, Any]) -> dict[str, Any]:
-        if not is_numeric_task(state["task"]):
-            return {}
+
+def make_checker(model: BaseChatModel, base: SamplingConfig, run_alone: Callable[[str], CodeAttempt]):
+    """``run_alone(code)``: check and run one program on its own (python_step.run_attempt with the runner)."""
+
+    def checker(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
+        sampling = run_options(runtime.context).sampling(base)
+        drawn = len(state.get("checks") or [])
         emit("node_started", node="checker")
-        programs, calls = draw_checks(model, state["task"], sampling.code, run_attempt, seed=sampling.seed)
-        return {"checks": [p.model_dump(mode="json") for p in programs], "calls": [c.model_dump() for c in calls]}
+        if drawn == 0:
+            node_sampling, seed_key = sampling.code, ("check", 0)
+        else:
+            node_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
+            seed_key = (state["vote"]["step_id"], "tie-break", drawn - 1)
+        text, call = invoke_model(model, check_messages(state["task"]), node_sampling, node="python_check",
+                                  seed=sampling.seed, seed_key=seed_key)
+        program = run_alone(strip_code_fences(text))
+        return {"checks": [program.model_dump(mode="json")], "calls": [call.model_dump()]}
 
     return checker

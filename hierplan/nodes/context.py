@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hierplan.config import STEP_CONTEXT_CHARS
+from hierplan.graph.state import AgentState, LlmStepsPayload, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
 
 
@@ -12,27 +11,27 @@ def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
 
 
-def dependencies(step: dict[str, Any], plan: dict[str, Any]) -> list[int]:
+def dependencies(step: StepDict, plan: PlanDict) -> list[int]:
     """The ids a step waits for: its depends_on, or every earlier step of the plan when unset (the
     sequential default; a revised plan may skip ids)."""
     wanted = step.get("depends_on")
     return [s["id"] for s in plan["steps"] if s["id"] < step["id"]] if wanted is None else wanted
 
 
-def ready_steps(state: dict[str, Any]) -> list[dict[str, Any]]:
+def ready_steps(state: AgentState) -> list[StepDict]:
     """Steps without a result whose dependencies all have one (failed results count: the step ran)."""
     done = {r["step_id"] for r in state.get("results") or []}
     plan = state["plan"]
     return [s for s in plan["steps"] if s["id"] not in done and all(d in done for d in dependencies(s, plan))]
 
 
-def prior_results(state: dict[str, Any], step: dict[str, Any]) -> list[dict[str, Any]]:
+def prior_results(state: AgentState | StepPayload | LlmStepsPayload, step: StepDict) -> list[ResultDict]:
     """Results this step may use: those named in depends_on, or all earlier ones when it is unset."""
     wanted = set(dependencies(step, state["plan"]))
     return [r for r in state.get("results") or [] if r["step_id"] in wanted]
 
 
-def earlier_programs(results: list[dict[str, Any]], plan: dict[str, Any], step: dict[str, Any]) -> list[str]:
+def earlier_programs(results: list[ResultDict], plan: PlanDict, step: StepDict) -> list[str]:
     """The code of the successful Python steps ``step`` builds on, directly or through other steps, in the
     order they finished (a step finishes after everything it depends on).
 
@@ -52,11 +51,11 @@ def earlier_programs(results: list[dict[str, Any]], plan: dict[str, Any], step: 
     return [r["code"] for r in results if r["step_id"] in wanted and _successful_program(r)]
 
 
-def _successful_program(result: dict[str, Any]) -> bool:
+def _successful_program(result: ResultDict) -> bool:
     return bool(result["ok"] and result.get("tool") == "python" and result.get("code"))
 
 
-def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHARS, programs: bool = False) -> str:
+def format_results(results: list[ResultDict], limit: int = STEP_CONTEXT_CHARS, programs: bool = False) -> str:
     """Each result's output, truncated to ``limit`` characters; failed steps are marked as such. With
     ``programs``, a successful Python step's program follows its output (a Python step's program runs after
     them: earlier_programs)."""
@@ -70,7 +69,7 @@ def format_results(results: list[dict[str, Any]], limit: int = STEP_CONTEXT_CHAR
     return "\n\n".join(lines)
 
 
-def aggregator_results(results: list[dict[str, Any]], limit: int) -> str:
+def aggregator_results(results: list[ResultDict], limit: int) -> str:
     """What the aggregator reads: successful computations first, each with its printed value, then the other
     steps' results, then the last computed value stated on its own (a small model copies the line it sees
     last); ``limit`` truncates each output."""
@@ -89,7 +88,7 @@ def aggregator_results(results: list[dict[str, Any]], limit: int) -> str:
     return "\n\n".join(parts)
 
 
-def step_request(results: list[dict[str, Any]], step: dict[str, Any], programs: bool = False) -> str:
+def step_request(results: list[ResultDict], step: StepDict, programs: bool = False) -> str:
     """What a step node is asked: the earlier results it may use (``programs``: see format_results), then the
     step itself."""
     context = format_results(results, programs=programs)

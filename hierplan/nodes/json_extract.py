@@ -6,7 +6,6 @@ import json
 import re
 from typing import Any
 
-MAX_PROSE_LINES = 8
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
@@ -32,35 +31,3 @@ def extract_json_object(text: str) -> dict[str, Any]:
             if isinstance(value, dict):
                 return value
     raise NoJSONFound("no JSON object found in the model's reply")
-
-
-def strip_code_fences(text: str) -> str:
-    """The code inside the first Markdown fence; without a fence, the text less any prose around the code."""
-    match = re.search(r"```(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", text, re.DOTALL)
-    return match.group(1).strip("\n") if match else trim_prose(text.strip("\n"))
-
-
-def trim_prose(text: str) -> str:
-    """The longest compiling run of lines after dropping up to MAX_PROSE_LINES lines of prose at either end,
-    so "Here is the code:" before the code does not break it.
-
-    Compiles only, never runs. Returns the text unchanged when nothing compiles (the syntax error is then
-    shown to the model). Prose in the middle of the code is deliberately not handled.
-    """
-    lines = text.splitlines()
-    n = len(lines)
-    candidates = [(start, end) for start in range(min(n, MAX_PROSE_LINES + 1))
-                  for end in range(n, max(start, n - MAX_PROSE_LINES - 1), -1)]
-    for start, end in sorted(candidates, key=lambda c: c[0] - c[1]):  # longest first
-        chunk = "\n".join(lines[start:end])
-        if chunk.strip() and _compiles(chunk):
-            return chunk
-    return text
-
-
-def _compiles(code: str) -> bool:
-    try:
-        compile(code, "<step>", "exec")
-    except (SyntaxError, ValueError):
-        return False
-    return True

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
 
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
+from hierplan.graph.state import AgentState, LlmStepsPayload, StepDict
 from hierplan.nodes import prompts
 from hierplan.nodes.context import prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_batch
+from hierplan.options import RunOptions, run_options
 from hierplan.schema import StepResult
 
 
-def step_messages(state: dict[str, Any], step: dict[str, Any]) -> list:
+def step_messages(state: LlmStepsPayload, step: StepDict) -> list:
     plan = state["plan"]
     system = prompts.STEP_SYSTEM.format(task=truncate(state["task"], TASK_CONTEXT_CHARS), goal=plan["goal"],
                                         assumptions="; ".join(plan["assumptions"]) or "none")
@@ -28,11 +30,12 @@ def step_messages(state: dict[str, Any], step: dict[str, Any]) -> list:
 NO_TOOL_OUTPUT = "Left to the final answer: {instruction}"
 
 
-def make_llm_step(model: BaseChatModel, sampling: SamplingConfig):
+def make_llm_step(model: BaseChatModel, base: SamplingConfig):
     """LLM steps that are ready together arrive in one payload and are generated in one batched pass; steps
     with tool "none" among them are recorded as done without a model call."""
 
-    def llm_step(payload: dict[str, Any]) -> dict[str, Any]:
+    def llm_step(payload: LlmStepsPayload, runtime: Runtime[RunOptions]) -> AgentState:
+        sampling = run_options(runtime.context).sampling(base)
         results = [StepResult(step_id=s["id"], title=s["title"], tool=s["tool"], output=NO_TOOL_OUTPUT.format(instruction=s["instruction"]),
                               ok=True).as_state() for s in payload["steps"] if s["tool"] == "none"]
         steps = [s for s in payload["steps"] if s["tool"] != "none"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -92,19 +91,6 @@ def invoke_batch(
     seconds = time.perf_counter() - start
     return [(_text(m), _call(node, seconds, *_usage(m), batch=len(conversations), finish_reason=_finish(m)))
             for m in messages]
-
-
-def invoke_each(model: BaseChatModel, rows: list[tuple[list[BaseMessage], Sampling, tuple]], *, node: str,
-                seed: int | None = None) -> list[tuple[str, ModelCall]]:
-    """One call per row (messages, sampling, seed_key), all at once from threads, so an engine with several
-    slots answers them together; results in row order. Unlike invoke_batch each row has its own sampling and
-    seed (draws of the same prompt must differ)."""
-    if len(rows) == 1:
-        messages, sampling, key = rows[0]
-        return [invoke_model(model, messages, sampling, node=node, seed=seed, seed_key=key)]
-    with ThreadPoolExecutor(max_workers=len(rows), thread_name_prefix=f"hierplan-{node}") as pool:
-        return list(pool.map(lambda row: invoke_model(model, row[0], row[1], node=node, seed=seed,
-                                                      seed_key=row[2]), rows))
 
 
 @dataclass

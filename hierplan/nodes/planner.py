@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from hierplan.config import SamplingConfig
+from hierplan.config import RETRY_TEMPERATURE, SamplingConfig
+from hierplan.graph.state import AgentState, PlanFailureDict
 from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
-from hierplan.nodes.tool_choice import with_tool_choice
+from hierplan.options import RunOptions, run_options
 from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Revision, Step, short_error
 
 def fallback_plan(task: str) -> Plan:
@@ -54,8 +55,8 @@ STRUCTURED_SOURCES = {"grammar": "constrained", "json_schema": "json_schema", "j
                       "tool_calling": "tool_calling", "none": "model"}
 
 
-def make_planner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool = True):
-    """Build the planner node. ``constrain=False`` turns structured (constrained) planning off.
+def make_planner(model: BaseChatModel, base: SamplingConfig):
+    """Build the planner node. The run's ``constrain=False`` turns structured (constrained) planning off.
 
     With ``constrain``, the first attempt asks ``model.with_structured_output(DraftPlan)``; a model without it
     (NotImplementedError) gets the plain text prompt instead. Either way a failed first attempt gets one
@@ -64,13 +65,15 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool
 
     examples = example_turns()
 
-    def planner(state: dict[str, Any]) -> dict[str, Any]:
+    def planner(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
+        options = run_options(runtime.context)
+        sampling = options.sampling(base)
         task = state["task"]
-        failures: list[dict[str, Any]] = []
+        failures: list[PlanFailureDict] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task))
         first = None
-        if constrain:
+        if options.constrain:
             got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *examples, user],
                                     sampling.planner, DraftPlan, node="planner", seed=sampling.seed,
                                     seed_key=("constrained",),
@@ -81,7 +84,7 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool
         attempts = [
             ("model", prompts.PLANNER_SYSTEM, sampling.planner),
             # The stricter retry runs at temperature 0, unconstrained, as the original did.
-            ("retry", prompts.PLANNER_RETRY_SYSTEM, replace(sampling.planner, temperature=0.0)),
+            ("retry", prompts.PLANNER_RETRY_SYSTEM, replace(sampling.planner, temperature=RETRY_TEMPERATURE)),
         ]
         for source, system, node_sampling in attempts:
             if source == "model" and first is not None:
@@ -102,7 +105,7 @@ def make_planner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool
         return {"plan": fallback_plan(task).model_dump(mode="json"), "plan_source": "fallback",
                 "plan_failures": failures, "calls": calls}
 
-    return with_tool_choice(planner)
+    return planner
 
 
 def example_turns() -> list:

@@ -11,24 +11,19 @@ from typing import Any, Callable, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
 
-from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
+from hierplan.config import TASK_CONTEXT_CHARS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.graph.state import AgentState, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
 from hierplan.nodes.context import earlier_programs, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
-from hierplan.nodes.json_extract import strip_code_fences
 from hierplan.nodes.model_call import invoke_model
-from hierplan.nodes.tool_choice import is_numeric_task
-from hierplan.nodes.vote import draw_checks, vote
-from hierplan.eval.scoring import last_number
+from hierplan.options import RunOptions, run_options
+from hierplan.rules.kind import NUMERIC
+from hierplan.rules.text import strip_code_fences
 from hierplan.schema import CodeAttempt, StepResult
 
-# Repairs after the first attempt: a syntax error, an exception, a timeout or no output is shown to the
-# model with its code, and it tries again.
-MAX_CODE_REPAIRS = 2
-# Repairs sample at least this warm: at 0.2 the embedded model sent back the failed program unchanged in
-# most failed repairs (measured on the earlier 135M model), so a repair was a wasted attempt.
-REPAIR_TEMPERATURE = 0.7
 NOTHING_PRINTED = "the program printed nothing; print the result"
 NO_CODE = "the reply contained no code"
 ERROR_CHARS_FOR_REPAIR = 1200
@@ -124,7 +119,7 @@ def _callable_without_arguments(func: ast.FunctionDef) -> bool:
             and all(d is not None for d in args.kw_defaults))
 
 
-def code_request(task: str, results: list[dict[str, Any]], step: dict[str, Any]) -> str:
+def code_request(task: str, results: list[ResultDict], step: StepDict) -> str:
     """The user turn asking for a step's program: the task, earlier results, and the step."""
     return prompts.CODE_USER.format(task=truncate(task, TASK_CONTEXT_CHARS),
                                     step=step_request(results, step, programs=True))
@@ -151,27 +146,27 @@ def run_attempt(code: str, run_code: CodeRunner, earlier: Sequence[str] = ()) ->
     return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason)
 
 
-def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: CodeRunner = default_runner,
-                     max_repairs: int = MAX_CODE_REPAIRS, check_votes: bool = True):
-    """``check_votes``: in a numeric task, check the number the plan's last Python step printed with programs
-    that solve the whole task (vote.py)."""
+def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeRunner = default_runner):
+    """A failing program (a syntax error, an exception, a timeout, no output) is shown to the model with its
+    code, up to the run's ``max_repairs`` times; repairs sample warmer (config.WARM_TEMPERATURE), since at
+    the code temperature the small model mostly sent the failed program back unchanged."""
     examples = code_example_turns()
 
-    def python_step(payload: dict[str, Any]) -> dict[str, Any]:
-        """``payload``: plan, results so far, and the ``step`` to run (sent by the scheduler)."""
+    def python_step(payload: StepPayload, runtime: Runtime[RunOptions]) -> AgentState:
+        options = run_options(runtime.context)
+        sampling = options.sampling(base)
         step = payload["step"]
         emit("steps_started", step_ids=[step["id"]], tool="python", batch=1)
         start = time.perf_counter()
-        earlier = earlier_programs(payload.get("results") or [], payload["plan"], step)
-        numeric_answer = is_numeric_task(payload["task"]) and step["id"] == last_python_step(payload["plan"])
+        earlier = earlier_programs(payload["results"], payload["plan"], step)
         request = code_request(payload["task"], prior_results(payload, step), step)
-        if numeric_answer:
-            request += prompts.LAST_COMPUTATION
+        if payload["kind"] == NUMERIC and step["id"] == last_python_step(payload["plan"]):
+            request += prompts.LAST_COMPUTATION  # its number is the task's answer (the vote node checks it)
         messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
         attempts: list[CodeAttempt] = []
         calls = []
-        repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, REPAIR_TEMPERATURE))
-        for attempt_no in range(max_repairs + 1):
+        repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
+        for attempt_no in range(options.max_repairs + 1):
             text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
                                       node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no))
             calls.append(call)
@@ -184,29 +179,19 @@ def make_python_step(model: BaseChatModel, sampling: SamplingConfig, run_code: C
             hint = repair_hint(attempt.error or "", attempt.code)
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
-        last, check = attempts[-1], None
-        if check_votes and numeric_answer and last.ok and last_number(last.stdout) is not None:
-            alone = lambda code: run_attempt(code, run_code)  # noqa: E731 (a whole-task program: no earlier steps)
-            checks = [CodeAttempt.model_validate(c) for c in payload.get("checks") or []]
-            if not checks:  # a graph without the checker node (or a checkpoint from before it) draws them here
-                checks, drawn = draw_checks(model, payload["task"], sampling.code, alone, seed=sampling.seed)
-                calls += drawn
-            last, check, more = vote(model, payload["task"], sampling.code, last, checks, alone,
-                                     seed=sampling.seed, seed_key=(step["id"],))
-            calls += more
-            emit("step_check", step_id=step["id"], **check)
+        last = attempts[-1]
         result = StepResult(
             step_id=step["id"], title=step["title"], tool=step["tool"],
             output=last.stdout.strip() if last.ok else f"Python step failed: {last.error}",
             ok=last.ok, error=None if last.ok else last.error, code=last.code, stdout=last.stdout,
-            attempts=attempts, calls=calls, check=check, seconds=round(time.perf_counter() - start, 3),
+            attempts=attempts, calls=calls, seconds=round(time.perf_counter() - start, 3),
         )
         return {"results": [result.as_state()]}
 
     return python_step
 
 
-def last_python_step(plan: dict[str, Any]) -> int:
+def last_python_step(plan: PlanDict) -> int:
     """The id of the plan's last Python step: in a numeric task, the one whose number is the answer."""
     return max(s["id"] for s in plan["steps"] if s["tool"] == "python")
 

@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
 
 from hierplan.config import SamplingConfig
+from hierplan.graph.state import AgentState, PlanDict, ReplanDict, ResultDict, StepDict
 from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results, truncate
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.nodes.planner import parse_plan
-from hierplan.nodes.tool_choice import with_tool_choice
+from hierplan.options import RunOptions, run_options
 from hierplan.schema import MAX_STEPS, DraftRevision, Revision, short_error
 
-MAX_REPLANS = 1
 ERROR_CHARS = 400
 
 
-def unhandled_failure(state: dict[str, Any]) -> dict[str, Any] | None:
+def unhandled_failure(state: AgentState) -> ResultDict | None:
     """The first failed result no revision has answered yet, or None."""
     handled = {r["failed_step"] for r in state.get("replans") or []}
     return next((r for r in state.get("results") or [] if not r["ok"] and r["step_id"] not in handled), None)
 
 
-def revise_steps(plan: dict[str, Any], done_ids: set[int], new_steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def revise_steps(plan: PlanDict, done_ids: set[int], new_steps: list[StepDict]) -> list[StepDict]:
     """Finished steps stay; unfinished ones are replaced by the new steps, numbered after every existing id.
 
     New steps depend on every earlier step (the sequential default): a revision is a recovery, not a fan-out.
@@ -37,11 +36,13 @@ def revise_steps(plan: dict[str, Any], done_ids: set[int], new_steps: list[dict[
     return kept + renumbered
 
 
-def make_replanner(model: BaseChatModel, sampling: SamplingConfig, constrain: bool = True):
-    """Build the replanner node; with ``constrain`` it asks for a structured DraftRevision first (the text
+def make_replanner(model: BaseChatModel, base: SamplingConfig):
+    """Build the replanner node; with the run's ``constrain`` it asks for a structured DraftRevision first (the text
     reply is parsed either way, so a model without structured output simply answers in text)."""
 
-    def replanner(state: dict[str, Any]) -> dict[str, Any]:
+    def replanner(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
+        options = run_options(runtime.context)
+        sampling = options.sampling(base)
         failed = unhandled_failure(state)
         if failed is None:
             raise RuntimeError("replanner was routed to without an unhandled failed step")
@@ -57,13 +58,13 @@ def make_replanner(model: BaseChatModel, sampling: SamplingConfig, constrain: bo
         messages = [SystemMessage(prompts.REPLANNER_SYSTEM), HumanMessage(user)]
         key = (failed["step_id"],)
         got = invoke_structured(model, messages, sampling.planner, DraftRevision, node="replanner",
-                                seed=sampling.seed, seed_key=key) if constrain else None
+                                seed=sampling.seed, seed_key=key) if options.constrain else None
         if got is not None:
             text, call = got.text, got.call
         else:
             text, call = invoke_model(model, messages, sampling.planner, node="replanner", seed=sampling.seed,
                                       seed_key=key)
-        revision: dict[str, Any] = {"failed_step": failed["step_id"], "error": failed.get("error"),
+        revision: ReplanDict = {"failed_step": failed["step_id"], "error": failed.get("error"),
                                     "raw": text, "applied": False}
         try:
             new_steps = parse_plan(text, Revision).model_dump(mode="json")["steps"]
@@ -74,4 +75,4 @@ def make_replanner(model: BaseChatModel, sampling: SamplingConfig, constrain: bo
         revision.update(applied=True, steps=[s for s in steps if s["id"] not in done_ids])
         return {"plan": {**plan, "steps": steps}, "replans": [revision], "calls": [call.model_dump()]}
 
-    return with_tool_choice(replanner)
+    return replanner

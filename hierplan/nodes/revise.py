@@ -1,29 +1,91 @@
-"""The final answer checked against the task's checkable instructions (hierplan.nodes.instructions), and against
-saying the same lines twice, and written anew when it breaks one: the model gets the task and what exactly the
-answer got wrong ("it has 7 bullet points; the task asks for exactly 5") and writes a new answer, at most
-MAX_REVISIONS times. Lines said twice are first dropped by program (``drop_repeated_lines``), and the model is
-asked only for what that leaves broken. The answer kept is the one that breaks the fewest
-instructions, the draft on a tie; the run records every round (``instruction_check``; ``hierplan show``).
+"""A writing answer against the task's checkable instructions (rules.instructions), in a bounded loop of two
+nodes: check_instructions reads the instructions and checks the latest answer; reviser has the model write the
+answer anew, told exactly what the latest one broke ("it has 7 bullet points; the task asks for exactly 5"), at
+most config.MAX_REVISIONS times.
+
+Lines said twice are first dropped by program (no model call): removing an exact copy loses nothing, where a
+rewrite from the task alone gave a thinner answer. The answer kept (``final``) is the one that breaks the fewest
+instructions, the draft on a tie; every round is recorded (``instruction_check``).
 
 Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
-exactly; a plan's hierarchy gives the answer a place to be checked before the user sees it.
+exactly.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.graph import END
+from langgraph.runtime import Runtime
 
-from hierplan.config import Sampling
+from hierplan.config import MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.graph.state import AgentState, InstructionCheckDict, InstructionRoundDict
 from hierplan.nodes import prompts
-from hierplan.nodes.instructions import ALWAYS, drop_repeated_lines, problems, read_instructions
+from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
+from hierplan.options import RunOptions, run_options
+from hierplan.rules.instructions import ALWAYS, drop_repeated_lines, problems, read_instructions
 
-MAX_REVISIONS = 2
-RETRY_TEMPERATURE = 0.7
+EMPTY_REVISION = "the revision was empty"
+
+
+def check_instructions(state: AgentState) -> AgentState:
+    """First visit: the aggregator's draft (and the draft less repeated lines); later visits: the reviser's
+    latest answer, kept when it breaks fewer instructions than the kept one."""
+    check = state.get("instruction_check")
+    if check is None:
+        check, kept = first_check(state["task"], state["final"])
+    else:
+        check, kept = with_revision(check, state["final"], state.get("revision") or "")
+    emit("instruction_check", ok=check["ok"], problems=check["problems"], rounds=len(check["revisions"]))
+    update: AgentState = {"instruction_check": check}
+    if kept != state["final"]:
+        update["final"] = kept
+    return update
+
+
+def first_check(task: str, draft: str) -> tuple[InstructionCheckDict, str]:
+    """(the check of the aggregator's draft, the answer to keep: the draft, or the draft less repeated lines
+    when that breaks fewer instructions)."""
+    instructions = [*read_instructions(task), *ALWAYS]
+    draft_problems = problems(instructions, draft)
+    kept, kept_problems = draft, draft_problems
+    rounds: list[InstructionRoundDict] = []
+    deduplicated = drop_repeated_lines(draft)
+    if deduplicated != draft:
+        deduplicated_problems = problems(instructions, deduplicated)
+        rounds.append({"attempt": 0, "kind": "dropped_repeats", "problems": deduplicated_problems})
+        if len(deduplicated_problems) < len(kept_problems):
+            kept, kept_problems = deduplicated, deduplicated_problems
+    check: InstructionCheckDict = {
+        "kind": "instructions", "instructions": instructions, "draft": draft, "draft_problems": draft_problems,
+        "revisions": rounds, "revised": kept != draft, "problems": kept_problems, "to_fix": kept_problems,
+        "ok": not kept_problems}
+    return check, kept
+
+
+def with_revision(check: InstructionCheckDict, kept: str, revision: str) -> tuple[InstructionCheckDict, str]:
+    """(the check with the reviser's latest answer as a new round, the answer to keep)."""
+    found = problems(check["instructions"], revision) if revision else [EMPTY_REVISION]
+    kept_problems = check["problems"]
+    if revision and len(found) < len(kept_problems):
+        kept, kept_problems = revision, found
+    rounds = [*check["revisions"], InstructionRoundDict(attempt=rewrites(check) + 1, problems=found)]
+    return {**check, "revisions": rounds, "revised": kept != check["draft"], "problems": kept_problems,
+            "to_fix": found, "ok": not kept_problems}, kept
+
+
+def rewrites(check: InstructionCheckDict) -> int:
+    """How many times the model has written the answer anew."""
+    return sum(1 for r in check["revisions"] if r.get("kind") != "dropped_repeats")
+
+
+def after_instruction_check(state: AgentState) -> Literal["reviser", "__end__"]:
+    check = state["instruction_check"]
+    return "reviser" if check["to_fix"] and rewrites(check) < MAX_REVISIONS else END
 
 
 def revise_messages(task: str, found: list[str]) -> list:
@@ -31,52 +93,17 @@ def revise_messages(task: str, found: list[str]) -> list:
             HumanMessage(prompts.REVISE_USER.format(task=task, problems="\n".join(f"- {p}" for p in found)))]
 
 
-def revise(model: BaseChatModel, sampling: Sampling, task: str, draft: str, *, seed: int | None
-           ) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
-    """(the answer to keep, the check as recorded, the revision calls made)."""
-    instructions = [*read_instructions(task), *ALWAYS]
-    draft_problems = problems(instructions, draft)
-    best, best_problems = draft, draft_problems
-    rounds: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
-    # Repeated lines are dropped by program first (no model call); a rewrite is asked only for what remains.
-    deduplicated = drop_repeated_lines(draft)
-    if deduplicated != draft:
-        deduplicated_problems = problems(instructions, deduplicated)
-        rounds.append({"attempt": 0, "kind": "dropped_repeats", "problems": deduplicated_problems})
-        if len(deduplicated_problems) < len(best_problems):
-            best, best_problems = deduplicated, deduplicated_problems
-    current, current_problems = best, best_problems
-    for attempt in range(1, MAX_REVISIONS + 1):
-        if not current_problems:
-            break
+def make_reviser(model: BaseChatModel, base: SamplingConfig):
+    def reviser(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
+        sampling = run_options(runtime.context).sampling(base)
+        check = state["instruction_check"]
+        attempt = rewrites(check) + 1
         # The second try warmer: at the first one's temperature it mostly repeats the first.
-        round_sampling = sampling if attempt == 1 else replace(sampling, temperature=max(sampling.temperature,
-                                                                                     RETRY_TEMPERATURE))
-        text, call = invoke_model(model, revise_messages(task, current_problems), round_sampling,
-                                  node="reviser", seed=seed, seed_key=(attempt,))
-        calls.append(call.model_dump())
-        current = text.strip()
-        current_problems = problems(instructions, current) if current else ["the revision was empty"]
-        rounds.append({"attempt": attempt, "problems": current_problems})
-        if current and len(current_problems) < len(best_problems):
-            best, best_problems = current, current_problems
-    check = {"kind": "instructions", "instructions": instructions, "draft_problems": draft_problems,
-             "revisions": rounds, "revised": best != draft, "problems": best_problems, "ok": not best_problems}
-    return best, check, calls
+        node_sampling = sampling.aggregator if attempt == 1 else replace(
+            sampling.aggregator, temperature=max(sampling.aggregator.temperature, WARM_TEMPERATURE))
+        emit("node_started", node="reviser")
+        text, call = invoke_model(model, revise_messages(state["task"], check["to_fix"]), node_sampling,
+                                  node="reviser", seed=sampling.seed, seed_key=(attempt,))
+        return {"revision": text.strip(), "calls": [call.model_dump()]}
 
-
-def describe(check: dict[str, Any]) -> str:
-    """One line for ``hierplan show`` and the web page."""
-    n = len(check["instructions"])
-    if not check["draft_problems"]:
-        return f"instructions check: the answer met all {n} checkable instructions of the task"
-    rewrites = [r for r in check["revisions"] if r.get("kind") != "dropped_repeats"]
-    dropped = len(rewrites) < len(check["revisions"])
-    done = ["repeated lines dropped"] if dropped else []
-    done += [f"written anew {len(rewrites)} time(s)"] if rewrites else []
-    what = ", ".join(done) or "not revised"
-    state = "now meets all" if check["ok"] else f"still breaks {len(check['problems'])} of"
-    return (f"instructions check: the first answer broke {len(check['draft_problems'])} of {n} checkable "
-            f"instructions ({'; '.join(check['draft_problems'])}); {what}, it {state} {n}"
-            + (f" ({'; '.join(check['problems'])})" if check["problems"] else ""))
+    return reviser

@@ -1,139 +1,24 @@
-"""Which tool a planned step uses: a documented rule over the plan and the task, applied after planning.
-
-Small models pick ``llm`` for almost every step, calculations included, and the choice swings with the
-sampling seed. So the tool is decided by what the step says, for any model:
-
-1. A task is *numeric* when it asks for a quantity ("how many", "how much", "what is the total ...",
-   "calculate ...") and holds at least one number. "Write a 3-day itinerary" or "a 5-item checklist" hold
-   numbers but ask for no quantity, so they are not numeric.
-2. In a numeric task, a step whose instruction, title or expected output is a calculation (an arithmetic
-   verb or noun such as add, multiply, total, difference, percent, cost, or an expression like ``3 * 4``)
-   goes to Python, unless it only presents the result ("State the answer ...", "Write the final answer"
-   with no expression in it): that step gets tool "none" and runs no model call, since the aggregator
-   presents the result anyway (a presenting LLM step cost a call per task and, on the 1.5B model, sometimes
-   restated a wrong number the aggregator then repeated).
-3. A numeric task computes at least once: when no step qualifies, its last step that is not a presentation
-   (else its first step) goes to Python.
-4. In a task that asks for no quantity, a step goes to Python only when it asks for an explicit
-   computation ("calculate", "compute", an arithmetic expression, "with Python") or for running code, or
-   when the model chose Python for text processing (sort, count, parse, ...); every other step, whatever
-   the model wrote, is an LLM step (writing, planning, explaining).
-
-The rule only reads the words of the plan and the task; it knows nothing of any data set. Each decided step
-gets ``tool_reason``. Steps that already carry a reason (decided before, or set by a person's edited plan)
-are left as they are, so a user can force a tool and a revision only decides its new steps.
-"""
+"""The tool_choice node, after the planner and after the replanner: each undecided step's tool by rule
+(rules.tools), with its reason. A step that already has a reason (an earlier decision, a person's edit) keeps
+its tool."""
 
 from __future__ import annotations
 
-import re
-from functools import wraps
-from typing import Any, Callable
+from typing import Literal
 
-_NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
-                 r"fifty|hundred|thousand|million|half|twice|double|triple|dozen|quarter")
-NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})s?\b", re.IGNORECASE)
+from langgraph.runtime import Runtime
 
-_QUANTITY_NOUNS = (r"total|sum|difference|product|quotient|average|mean|median|cost|costs|price|value|number|"
-                   r"amount|percentage|percent|ratio|rate|area|perimeter|volume|speed|distance|profit|loss|"
-                   r"age|weight|height|length|width|balance|score|change|count|remainder|fraction")
-# "How many ...?", "What is the total ...?", "Calculate ...": the task wants a quantity back.
-QUANTITY_QUESTION_RE = re.compile(
-    r"\bhow\s+(?:many|much|long|far|old|fast|often|tall|heavy|big|large)\b"
-    r"|\bwhat\s+(?:percent|fraction|portion|share)\b"
-    r"|\b(?:calculate|compute|work\s+out)\b"
-    rf"|\b(?:what(?:'s|\s+is|\s+was|\s+are|\s+were|\s+will\s+be)|find|determine)\s+(?:the\s+|her\s+|his\s+"
-    rf"|their\s+|its\s+|my\s+|our\s+)?(?:\w+\s+){{0,2}}(?:{_QUANTITY_NOUNS})\b",
-    re.IGNORECASE)
-
-# A step that calculates: arithmetic verbs and nouns, or an expression written out.
-CALCULATION_RE = re.compile(
-    r"\b(?:add|adds|adding|added|plus|subtract\w*|minus|multipl\w*|divid\w*|times|sum|sums|total\w*|"
-    r"calculat\w*|comput\w*|difference|product|quotient|percent\w*|average|ratio|how\s+many|how\s+much|"
-    r"number\s+of|amount\s+of|cost\w*|price\w*|convert\w*|remain\w*|each|per|twice|double|half|square|"
-    r"count|counting)\b"
-    r"|\d\s*[-+*/x\u00d7\u00f7^]\s*\d|=",
-    re.IGNORECASE)
-# An explicit computation, enough for Python even in a task that asks for no quantity.
-EXPLICIT_COMPUTATION_RE = re.compile(
-    r"\b(?:calculate|compute)\b|\b(?:with|using|in)\s+python\b"
-    r"|\b(?:run|execute)\s+(?:the\s+|a\s+|this\s+)?(?:python\s+)?(?:code|program|script)\b"
-    # "-" and "/" only spaced: "3-4 sentences", "2024-05-01" and "1/2 cup" are not sums to work out.
-    r"|\d\s*[+*\u00d7\u00f7^]\s*\d|\d\s+[-/]\s+\d",
-    re.IGNORECASE)
-# Text processing a program does better than a small model; enough when the model itself chose Python.
-DATA_PROCESSING_RE = re.compile(
-    r"\b(?:sort\w*|count\w*|revers\w*|pars\w*|regex|alphabeti\w*|frequenc\w*|occurrences?|duplicates?|"
-    r"json|csv)\b", re.IGNORECASE)
-# A step that only presents what earlier steps found: "State the change in one sentence."
-PRESENTATION_RE = re.compile(
-    r"^\s*(?:state|write|report|present|give|summari[sz]e|explain|describe|answer|phrase|format|restate|"
-    r"conclude|communicate|tell|share|display|show|check|verify|review|double-check)\b",
-    re.IGNORECASE)
-EXPRESSION_RE = re.compile(r"\d\s*[-+*/x\u00d7\u00f7^]\s*\d")
-PRESENTS_REASON = "presents the result of earlier steps: the final answer does that (no model call)"
+from hierplan.graph.state import AgentState
+from hierplan.options import RunOptions, run_options
+from hierplan.rules.tools import choose_tools
 
 
-def is_numeric_task(task: str) -> bool:
-    """True when the task asks for a quantity and holds at least one number (rule 1)."""
-    return bool(QUANTITY_QUESTION_RE.search(task)) and bool(NUMBER_RE.search(task))
+def tool_choice(state: AgentState) -> AgentState:
+    return {"plan": choose_tools(state["plan"], state["kind"])}
 
 
-def _text(step: dict[str, Any]) -> str:
-    return " ".join(str(step.get(k) or "") for k in ("title", "instruction", "expected_output"))
-
-
-def _presents(step: dict[str, Any]) -> bool:
-    """Rule 2's exception: the instruction (or title) starts with a presenting verb and has no expression."""
-    starts = PRESENTATION_RE.match(str(step.get("instruction") or "")) or PRESENTATION_RE.match(
-        str(step.get("title") or ""))
-    return bool(starts) and not EXPRESSION_RE.search(_text(step))
-
-
-def decide(step: dict[str, Any], numeric: bool) -> tuple[str, str]:
-    """(tool, reason) for one step by rules 2 and 4 (rule 3 looks at the whole plan: see choose_tools)."""
-    text = _text(step)
-    if numeric:
-        if _presents(step):
-            return "none", PRESENTS_REASON
-        match = CALCULATION_RE.search(text)
-        if match:
-            return "python", f"calculation ('{match.group(0).strip()}') in a task that asks for a quantity"
-        return "llm", "no calculation in this step"
-    match = EXPLICIT_COMPUTATION_RE.search(text)
-    if match:
-        return "python", f"asks for an explicit computation ('{match.group(0).strip()}')"
-    match = DATA_PROCESSING_RE.search(text)
-    if match and step.get("tool") == "python":
-        return "python", f"the model chose Python for text processing ('{match.group(0).strip()}')"
-    return "llm", "writing or reasoning: the task asks for no quantity"
-
-
-def choose_tools(plan: dict[str, Any], task: str) -> dict[str, Any]:
-    """The plan with every undecided step's ``tool`` and ``tool_reason`` set by the rule (a new dict).
-
-    Steps that already have a ``tool_reason`` keep their tool and reason."""
-    numeric = is_numeric_task(task)
-    steps = [dict(s) for s in plan.get("steps") or []]
-    undecided = [s for s in steps if not s.get("tool_reason")]
-    for step in undecided:
-        step["tool"], step["tool_reason"] = decide(step, numeric)
-    if numeric and undecided and not any(s["tool"] == "python" for s in steps):
-        working = [s for s in undecided if not _presents(s)]
-        pick = working[-1] if working else undecided[0]
-        pick["tool"] = "python"
-        pick["tool_reason"] = "the task asks for a quantity and no step calculated it"
-    return {**plan, "steps": steps}
-
-
-def with_tool_choice(node: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """Wrap a node that returns a ``plan`` (the planner, the replanner) so its plan goes through choose_tools."""
-
-    @wraps(node)
-    def wrapped(state: dict[str, Any]) -> dict[str, Any]:
-        update = node(state)
-        if update.get("plan"):
-            update = {**update, "plan": choose_tools(update["plan"], state["task"])}
-        return update
-
-    return wrapped
+def after_tool_choice(state: AgentState, runtime: Runtime[RunOptions]) -> Literal["approval", "scheduler"]:
+    """A first plan waits for a person when the run asks for approval; a revised one goes on."""
+    if run_options(runtime.context).approve and "approval" not in state:
+        return "approval"
+    return "scheduler"

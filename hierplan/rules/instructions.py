@@ -5,7 +5,7 @@ a Python code block, things to mention.
 Read from the task's words with general English patterns ("exactly 5 bullet points", "under 120 words", "do not
 use the word 'simply'"); nothing here knows any task or data set. Only instructions a program can check are
 read: a small model follows a stated count or limit unreliably, and a program counts exactly (the final answer is
-revised against what fails: hierplan.nodes.revise). What is not recognised is simply not checked.
+revised against what fails: the check_instructions and reviser nodes). What is not recognised is simply not checked.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import ast
 import re
 from typing import Any
 
-# The text views (code fences, words) are the eval's, so a count here and there means the same thing; what to
-# check is read here from the task's words, there from each task's written requirements.
-from hierplan.eval.requirements import PYTHON_LABELS, split_code
-from hierplan.eval.requirements import words as prose_words
+# The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
+from hierplan.config import MIN_LIST_ITEMS, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
+from hierplan.rules.text import PYTHON_LABELS, split_code
+from hierplan.rules.text import words as prose_words
 
 NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -52,17 +52,11 @@ _PYTHON_BLOCK_RE = re.compile(r"```\s*python|\bpython\s+(?:code\s+)?block\b|\bco
                               r"\bpython\b.*\bcode\s+block\b", re.I | re.S)
 _MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|cover|covering)\s+"
                          r"(?:both\s+|all\s+of\s+)?([^.;:!?]+)", re.I)
-# A line of at least this many words said twice is a repeat (a small model copies its notes' blocks again).
-REPEAT_MIN_WORDS = 5
 # Checked on every answer, whatever the task says: the same lines said twice.
 ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
-# Asked to shorten, aim this far under the limit, in sentences of about this many words.
-SHORTEN_TO = 0.75
-WORDS_PER_SENTENCE = 15
 _EACH_RE = re.compile(r"\beach\b", re.I)
-# A checklist or list with no count given is still a list: at least this many items.
+# A checklist or list with no count given is still a list (of config.MIN_LIST_ITEMS items at least).
 _LIST_RE = re.compile(r"\b(?:check\s?list|bulleted\s+list|numbered\s+list|list\s+of)\b", re.I)
-MIN_LIST_ITEMS = 3
 LIST_KINDS = ("bullets", "numbered", "items")
 # A phrase after "mention ... and" that is the next instruction, not a thing to mention.
 _NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit)\b|\d",

@@ -1,0 +1,17 @@
+"""The classify node: the task's kind (numeric or writing), decided once; every branch reads it."""
+
+from __future__ import annotations
+
+from hierplan.graph.state import AgentState
+from hierplan.nodes.events import emit
+from hierplan.rules.kind import KINDS, task_kind
+
+
+def classify(state: AgentState) -> AgentState:
+    """The caller's ``kind`` when the input gave one, else the rule's (rules.kind)."""
+    given = state.get("kind")
+    if given is not None and given not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {given!r}")
+    kind = given or task_kind(state["task"])
+    emit("kind", kind=kind, given=given is not None)
+    return {"kind": kind}

@@ -1,0 +1,119 @@
+"""Every per-run option, declared once: ``RunOptions`` is the graph's ``context_schema`` (nodes read it as
+``runtime.context``), the runs table's record of a run, and what the CLI's flags and the server's
+``configurable`` checks are derived from (``hierplan.app``).
+
+No secret is ever an option: a remote server's key comes only from ``OPENAI_API_KEY`` (read by the model
+loader), so a run's stored options hold none. Importing this module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Literal, Mapping
+
+from hierplan.config import MAX_CODE_REPAIRS, MAX_REPLANS, SamplingConfig
+
+Engine = Literal["auto", "llama.cpp", "transformers"]
+Device = Literal["cpu", "cuda"]
+Quantize = Literal["4bit", "none"]
+
+# Keys older runs stored under other names (a flag's name rather than the option's); read, never written.
+LEGACY_FLAGS = {"no_constrain": "constrain", "sequential": "parallel"}
+
+
+def _opt(help: str, *, flag: str | None = None, load: bool = False, **extra: Any) -> dict[str, Any]:
+    """Field metadata: ``help`` for --help, ``flag`` the CLI flag where it is not --<name> (a negative flag
+    for a boolean that defaults to True), ``load``: the option chooses the model (a new model to load)."""
+    return {"help": help, "flag": flag, "load": load, **extra}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of one run. None means "the default" (of the model loader, or of hierplan.config)."""
+
+    model: str | None = field(default=None, metadata=_opt(
+        "an embedded model's short name (`hierplan models`), a .gguf file, a model folder or a HF model id "
+        "(default: $HIERPLAN_MODEL or the embedded qwen2.5-coder-1.5b)", load=True))
+    """Which model: short name, .gguf path, folder, HF id or ``openai:NAME``."""
+    base_url: str | None = field(default=None, metadata=_opt(
+        "an OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI), e.g. http://gpu-box:8000/v1; its key "
+        "comes from $OPENAI_API_KEY only", load=True, metavar="URL"))
+    """An OpenAI-compatible server to use instead of a local engine."""
+    engine: Engine | None = field(default=None, metadata=_opt(
+        "default auto: llama.cpp for a GGUF on the CPU, else transformers ($HIERPLAN_ENGINE)", load=True))
+    """The local engine."""
+    device: Device | None = field(default=None, metadata=_opt(
+        "transformers engine: default cuda when available, else cpu", load=True))
+    """transformers engine: where the model runs."""
+    quantize: Quantize | None = field(default=None, metadata=_opt(
+        "transformers engine on CUDA: default 4bit (nf4 through bitsandbytes); none: float weights", load=True))
+    """transformers engine on CUDA: weight quantization."""
+    max_new_tokens: int | None = field(default=None, metadata=_opt(
+        "cap on generated tokens per model call", load=True, metavar="N", min=1))
+    """Caps every node's generated tokens (None: each node's own budget, hierplan.config)."""
+    temperature: float | None = field(default=None, metadata=_opt(
+        "override every node's temperature (0 = greedy)", min=0))
+    """Overrides every node's temperature (None: each node's own)."""
+    seed: int | None = field(default=None, metadata=_opt("make the run reproducible"))
+    """Run seed; each model call derives its own from it (hierplan.nodes.model_call.call_seed)."""
+    constrain: bool = field(default=True, metadata=_opt(
+        "plan without the JSON grammar constraint", flag="--no-constrain"))
+    """Plan under a grammar or a server-side JSON schema (False: plain text, parsed)."""
+    parallel: bool = field(default=True, metadata=_opt(
+        "run one step at a time (default: ready steps in parallel, LLM steps batched)", flag="--sequential"))
+    """Run ready steps together (False: one at a time)."""
+    max_replans: int = field(default=MAX_REPLANS, metadata=_opt(
+        f"revisions of the plan after failed steps (default {MAX_REPLANS}; 0: never)", metavar="N", min=0))
+    """How often a failed step makes the replanner revise the unfinished steps."""
+    max_repairs: int = field(default=MAX_CODE_REPAIRS, metadata=_opt(
+        f"repairs of a failing Python step's program (default {MAX_CODE_REPAIRS}; 0: none)", metavar="N", min=0))
+    """How often a failing program is shown to the model to repair."""
+    approve: bool = field(default=False, metadata=_opt("stop after planning until the plan is approved"))
+    """Stop after planning until a person approves, edits or rejects the plan."""
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any] | None) -> "RunOptions":
+        """From a stored or given mapping: unknown keys are ignored, None means the default, and the keys older
+        runs stored (``no_constrain``, ``sequential``) are read as the options they negate."""
+        values = dict(values or {})
+        for old, new in LEGACY_FLAGS.items():
+            if old in values and new not in values:
+                flag = values.pop(old)
+                if flag is not None:
+                    values[new] = not flag
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names and v is not None})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, every key present (what a run records)."""
+        return asdict(self)
+
+    def merged(self, overrides: Mapping[str, Any]) -> "RunOptions":
+        """These options with those given in ``overrides`` applied (None, or a key not given: keep this one's)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        names = {LEGACY_FLAGS.get(k, k) for k in given}
+        parsed = RunOptions.from_dict(given)
+        return replace(self, **{n: getattr(parsed, n) for n in names if n in {f.name for f in fields(self)}})
+
+    def load_options(self) -> dict[str, Any]:
+        """The options that choose the model, those given (what the model loader reads)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.metadata.get("load") and getattr(self, f.name) is not None}
+
+    def sampling(self, base: SamplingConfig | None = None) -> SamplingConfig:
+        """Each node's sampling: ``base`` (hierplan.config's defaults) under this run's overrides."""
+        return (base or SamplingConfig()).with_overrides(temperature=self.temperature,
+                                                         max_new_tokens=self.max_new_tokens, seed=self.seed)
+
+
+def option_fields() -> tuple:
+    """The dataclass fields of RunOptions, in declaration order (the --help order)."""
+    return fields(RunOptions)
+
+
+def run_options(context: RunOptions | Mapping[str, Any] | None) -> RunOptions:
+    """A node's ``runtime.context`` as RunOptions: as given, from a mapping (a server passes JSON), or the
+    defaults when the caller passed none."""
+    if isinstance(context, RunOptions):
+        return context
+    return RunOptions.from_dict(context)

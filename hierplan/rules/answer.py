@@ -1,0 +1,56 @@
+"""Does a numeric task's final answer agree with what the plan computed? (The answer_check node records it and
+ends an answer that disagrees on the computed value.)"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hierplan.rules.numbers import last_number, numbers_equal, restates_in_other_unit
+
+
+def computations(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Successful Python steps, in plan order."""
+    return [r for r in results or [] if r.get("tool") == "python" and r.get("ok")]
+
+
+def last_computed(results: list[dict[str, Any]]) -> tuple[dict[str, Any], str] | None:
+    """The last successful computation that printed a number, and that number (its last one)."""
+    for result in reversed(computations(results)):
+        number = last_number(result.get("stdout") or result.get("output"))
+        if number is not None:
+            return result, number
+    return None
+
+
+def check_answer(final: str, results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Whether the answer's last number equals the last computation's last printed number. None when no
+    computation printed a number (a JSON-safe dict otherwise)."""
+    found = last_computed(results)
+    if found is None:
+        return None
+    result, computed = found
+    answer = last_number(final)
+    ok = numbers_equal(answer, computed)
+    restated = not ok and restates_in_other_unit(answer, computed)
+    if ok:
+        note = f"the answer's last number matches step {result['step_id']}'s computation"
+    elif answer is None:
+        note = f"the answer states no number; step {result['step_id']} computed {computed}"
+    else:
+        note = f"the answer ends with {answer}, but step {result['step_id']} computed {computed}"
+    if restated:
+        note += " (the same value in another unit: left as written)"
+    return {"ok": ok, "answer_number": answer, "computed": computed, "step_id": result["step_id"], "note": note,
+            "other_unit": restated}
+
+
+FINAL_LINE = "Final answer: {value}"
+FINAL_LINE_RE = re.compile(r"\s*\**final answer\**\s*:", re.IGNORECASE)
+
+
+def ending_on(final: str, value: str) -> str:
+    """``final``'s prose (less any "Final answer:" line) ending on ``Final answer: <value>``: the computation is
+    exact and was voted on; prose that ends on another number is the model redoing arithmetic in words."""
+    kept = [line for line in final.splitlines() if not FINAL_LINE_RE.match(line)]
+    return "\n".join([*kept, FINAL_LINE.format(value=value)]).strip()

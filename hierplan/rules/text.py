@@ -1,0 +1,58 @@
+"""Text views shared by the product and its evaluation: code fences and words.
+
+One definition, so that a count the product checks and a count the evaluation scores mean the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_PROSE_LINES = 8
+PYTHON_LABELS = ("", "python", "py", "python3")
+
+_FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
+_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+
+
+def split_code(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """(the prose with fenced blocks removed, [(label, code)] of each fenced block). An unclosed fence runs
+    to the end (a reply cut at the token budget)."""
+    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE_RE.finditer(text)]
+    return _FENCE_RE.sub("\n", text), blocks
+
+
+def words(text: str) -> list[str]:
+    """Words of the prose: letters/digits runs, with inner apostrophes and hyphens ("don't", "long-term")."""
+    return _WORD_RE.findall(split_code(text)[0])
+
+
+def strip_code_fences(text: str) -> str:
+    """The code inside the first Markdown fence; without a fence, the text less any prose around the code."""
+    match = re.search(r"```(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", text, re.DOTALL)
+    return match.group(1).strip("\n") if match else trim_prose(text.strip("\n"))
+
+
+def trim_prose(text: str) -> str:
+    """The longest compiling run of lines after dropping up to MAX_PROSE_LINES lines of prose at either end,
+    so "Here is the code:" before the code does not break it.
+
+    Compiles only, never runs. Returns the text unchanged when nothing compiles (the syntax error is then
+    shown to the model). Prose in the middle of the code is deliberately not handled.
+    """
+    lines = text.splitlines()
+    n = len(lines)
+    candidates = [(start, end) for start in range(min(n, MAX_PROSE_LINES + 1))
+                  for end in range(n, max(start, n - MAX_PROSE_LINES - 1), -1)]
+    for start, end in sorted(candidates, key=lambda c: c[0] - c[1]):  # longest first
+        chunk = "\n".join(lines[start:end])
+        if chunk.strip() and _compiles(chunk):
+            return chunk
+    return text
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<step>", "exec")  # compiles only; nothing runs
+    except (SyntaxError, ValueError):
+        return False
+    return True
