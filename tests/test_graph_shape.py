@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from hierplan.graph.builder import build_graph
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "graph.mmd"
@@ -41,7 +43,8 @@ def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
             ("reviser", "check_instructions", False), ("check_instructions", "__end__", True)} <= edges
 
 
-def test_readme_shows_the_current_graph():
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    block = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
+@pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md"])
+def test_the_docs_show_the_current_graph(doc):
+    text = (Path(__file__).parent.parent / doc).read_text()
+    block = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
     assert block.strip() == SNAPSHOT.read_text().strip()

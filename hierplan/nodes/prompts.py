@@ -52,9 +52,8 @@ Reply with the program only, in a ```python block. The programs of earlier steps
 Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory."""
 
 CODE_USER = "Task: {task}\n{step}"
-# After the request of a numeric task's last Python step: its printed number is the plan's answer. On the first
-# 40 dev tasks, 3-step plans often ended on a part of the answer (one day's hours of a week's, hours asked in
-# minutes): the plan's last number was right on 15 of 40 tasks, one whole-task program's on 25.
+# After the request of a numeric task's last Python step: its printed number is the plan's answer. Untold, short
+# plans often ended on a part of the answer (one day's hours of a week's, hours asked in minutes; docs/eval.md).
 LAST_COMPUTATION = ("\nThis is the plan's last computation: its program prints the answer to the task's question, "
                     "in the unit the question asks for.")
 
@@ -117,9 +116,9 @@ Goal: {goal}
 Task: {task}
 Write the reply to this task now."""
 
-# The final answer written anew when it broke the task's checkable instructions (hierplan.nodes.revise). The
-# broken answer is not shown: asked to correct a draft, the embedded model sent it back unchanged (2 of 2 dev
-# tasks, both rounds); asked for a new answer with the problems named, it met every instruction.
+# The final answer written anew when it broke the task's checkable instructions (the reviser node). The broken
+# answer is not shown: asked to correct a draft, the embedded model sent it back unchanged; asked for a new
+# answer with the problems named, it followed them (docs/eval.md).
 REVISE_SYSTEM = """You write the reply to the user's task. A previous answer broke some of the task's instructions, listed below. Write a new answer that follows every instruction of the task exactly. Reply with the answer only."""
 REVISE_USER = """Task: {task}
 

@@ -40,8 +40,8 @@ def default_runner(code: str, before: Sequence[str] = ()):
     return run_python(code, before=before)
 
 
-# What small models most often get wrong, said in the words the repair needs (measured in
-# on the earlier 135M model: input(), names from earlier steps, functions defined but never called).
+# What small models most often get wrong, said in the words the repair needs: input(), names from earlier steps,
+# functions defined but never called.
 _HINTS = (
     ("EOFError", "input() cannot be used: nobody types anything. Write the values from the task into the code."),
     (NOTHING_PRINTED, "Call print() on the result. If you defined a function, call it and print what it returns."),
@@ -58,8 +58,7 @@ def repair_hint(error: str, code: str) -> str:
 
 def _name_hint(name: str, code: str) -> str:
     """Name the missing name, and the defined one it is probably a misspelling of (Python 3.12's traceback
-    says "Did you mean"; 3.11's does not). On the earlier 135M model, the model repeated the same program
-    when told only the general rule."""
+    says "Did you mean"; 3.11's does not). Told only the general rule, a small model repeats the same program."""
     close = difflib.get_close_matches(name, sorted(assigned_names(code)), n=1, cutoff=0.6)
     if close:
         return f"`{name}` is not defined; did you mean `{close[0]}`?"

@@ -37,9 +37,8 @@ def native_bf16() -> bool:
 def cpu_dtype_name() -> str:
     """The CPU compute dtype: bfloat16 where the CPU has native bf16 (AVX512-BF16 or AMX), else float32.
 
-    Measured on an idle 2-core AVX512-BF16/AMX machine (docs/models.md): for the embedded 135M model bf16
-    alone decodes about 5% slower than fp32, but halves memory and disk, loads ~4x faster, and is what the
-    earlier int4 kernel multiplied in; without native bf16, bf16 is emulated and slower.
+    bf16 decodes a little slower than fp32 where the CPU has it natively, but halves memory and disk and loads
+    faster (docs/models.md); without native bf16 it is emulated and slower.
     Override with HIERPLAN_DTYPE.
     """
     forced = os.environ.get(DTYPE_ENV, "").strip().lower()

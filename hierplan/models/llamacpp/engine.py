@@ -30,11 +30,10 @@ QUIET = -1
 SLOTS_ENV = "HIERPLAN_SLOTS"
 THREADS_ENV = "HIERPLAN_THREADS"
 # How many requests llama.cpp works on at once; more wait their turn in this process. On a CPU, slots decoding
-# side by side are no faster than one request at a time (1.11x at 4 requests on 2 cores), and a request that
-# lands on a slot holding another prompt prefills its whole prompt again: three parallel Python steps of one
-# run each prefilled the ~430-token code prompt (19 s on 2 cores), where one after another each found the
-# prompt cached on the slot that held it (~2 s). So on a CPU-only machine requests take turns by default, each
-# on the slot whose cache matches it best (llama.cpp's slot choice); with a GPU, every slot works at once.
+# side by side are barely faster than one request at a time, and a request that lands on a slot holding another
+# prompt prefills its whole prompt again, where one after another each finds its prompt cached on the slot that
+# holds it (docs/benchmarks.md). So on a CPU-only machine requests take turns by default, each on the slot whose
+# cache matches it best (llama.cpp's slot choice); with a GPU, every slot works at once.
 CONCURRENT_ENV = "HIERPLAN_CONCURRENT_REQUESTS"
 
 
