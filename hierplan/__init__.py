@@ -16,17 +16,18 @@ if "OMP_WAIT_POLICY" not in os.environ:
     os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 __version__ = "0.1.0"
-__all__ = ["build_graph", "load_chat_model", "open_checkpointer", "SamplingConfig", "Sampling", "draw_run",
-           "draw_run_image", "__version__"]
+__all__ = ["build_graph", "load_chat_model", "open_checkpointer", "RunOptions", "SamplingConfig", "Sampling",
+           "draw_run", "draw_run_image", "__version__"]
 
 _EXPORTS = {
     "build_graph": "hierplan.graph.builder",
     "load_chat_model": "hierplan.models",
     "open_checkpointer": "hierplan.store",
+    "RunOptions": "hierplan.options",
     "SamplingConfig": "hierplan.config",
     "Sampling": "hierplan.config",
-    "draw_run": "hierplan.graph.run_picture",
-    "draw_run_image": "hierplan.graph.run_picture",
+    "draw_run": "hierplan.render.run_picture",
+    "draw_run_image": "hierplan.render.run_picture",
 }
 
 

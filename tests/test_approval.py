@@ -64,7 +64,7 @@ def test_cli_run_waits_and_resume_approves(models, tmp_path, capsys):
     db = str(tmp_path / "a.sqlite")
     models[0].append({"planner": [plan_json(["llm", "llm", "llm"])]})
     assert main(["run", "t", "--approve", "--json", "--db", db, "--run-id", "w1"]) == 0
-    printed = [e for e in events(capsys.readouterr().out) if e["event"] != "planning"]  # live progress events
+    printed = [e for e in events(capsys.readouterr().out) if e["event"] not in ("planning", "kind")]  # live progress events
     assert [e["event"] for e in printed] == ["run_started", "plan", "approval_needed", "run_finished"]
     assert printed[-1]["status"] == "waiting"
     assert statuses(db) == {"w1": "waiting"}

@@ -15,7 +15,8 @@ from fakes import plan_json
 from hierplan.cli.main import main
 from hierplan.cli.run_cmd import DEMO_TASK
 
-LIVE_EVENTS = {"planning", "steps_started", "code_attempt", "node_started", "final_token"}
+LIVE_EVENTS = {"planning", "kind", "steps_started", "code_attempt", "step_check", "node_started", "final_token",
+               "instruction_check"}
 
 
 @pytest.fixture
@@ -52,16 +53,37 @@ def test_run_json_emits_one_event_per_line(models, db, capsys):
     every = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     live = [e for e in every if e["event"] in LIVE_EVENTS]
     events = [e for e in every if e["event"] not in LIVE_EVENTS]
-    assert events[0] == {"event": "run_started", "run_id": "j1", "task": "Compute", "resumed": False, "model": None}
+    assert events[0] == {"event": "run_started", "run_id": "j1", "task": "Compute", "resumed": False, "model": None,
+                         "kind": None}
     assert [e["event"] for e in events[1:]] == ["plan", "step_finished", "step_finished", "step_finished",
                                                 "final", "run_finished"]
-    # live progress as it happens: planning, each step starting, the code attempt, the answer streamed
+    # live progress as it happens: the task's kind, planning, each step starting, the code attempt, the answer
+    # streamed, then checked against the task's instructions
     assert [e["event"] for e in live if e["event"] != "final_token"] == [
-        "planning", "steps_started", "steps_started", "code_attempt", "steps_started", "node_started"]
+        "kind", "planning", "steps_started", "steps_started", "code_attempt", "steps_started", "node_started",
+        "instruction_check"]
+    assert live[0] == {"event": "kind", "kind": "writing", "given": False}
     assert "".join(e["text"] for e in live if e["event"] == "final_token") == "THE FINAL ANSWER"
     assert every.index(live[-1]) < every.index(events[-2])  # streamed before the final event
     assert events[-1]["status"] == "done" and events[-1]["final"] == "THE FINAL ANSWER"
     assert [e["step_id"] for e in events if e["event"] == "step_finished"] == [1, 2, 3]
+
+
+def test_the_kind_given_decides_the_branch_and_is_shown_by_run_show_and_resume(models, db, capsys):
+    scripts, made = models
+    scripts.append(three_llm_steps(llm_step=["first answer", RuntimeError("stop here")]))
+    assert main(["run", "Compute", "--kind", "numeric", "--json", "--db", db, "--run-id", "k1"]) == 1
+    kinds = [e for e in map(json.loads, capsys.readouterr().out.splitlines()) if e["event"] == "kind"]
+    assert kinds == [{"event": "kind", "kind": "numeric", "given": True}]  # "Compute" alone reads as writing
+    assert main(["show", "k1", "--db", db]) == 0
+    assert "kind: numeric" in capsys.readouterr().out
+    scripts.append({"llm_step": ["third answer"], "aggregator": ["#### 42"]})
+    assert main(["resume", "k1", "--json", "--db", db]) == 0
+    started = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert started["event"] == "run_started" and started["kind"] == "numeric"
+    with pytest.raises(SystemExit, match="2"):
+        main(["run", "t", "--kind", "poetry", "--db", db])
+    assert "invalid choice: 'poetry'" in capsys.readouterr().err
 
 
 def test_task_from_stdin_and_interactive_prompt(models, db, capsys, monkeypatch):
@@ -141,6 +163,28 @@ def test_run_and_show_print_a_replan_the_same_way(models, db, capsys):
     assert replan(ran).startswith("the model gave no usable revision (no JSON") and "goes on as it was" in replan(ran)
 
 
+def test_the_terminal_shows_the_answer_as_checked_when_it_differs_from_what_streamed():
+    from hierplan.cli.output import HumanReporter
+
+    out = io.StringIO()
+    reporter = HumanReporter(out=out)
+    for piece in ("Final answer: ", "3"):
+        reporter.live({"event": "final_token", "text": piece})
+    reporter.update("aggregator", {"final": "Final answer: 3"})
+    reporter.update("check_instructions", {"final": "- Green tea\n- Mint"})  # a later node changed it
+    reporter.run_finished("r", "done", final="- Green tea\n- Mint")
+    shown = out.getvalue()
+    assert shown.index("Final answer: 3") < shown.index("Final answer, as checked") < shown.index("- Green tea")
+    same = io.StringIO()
+    reporter = HumanReporter(out=same)
+    reporter.live({"event": "final_token", "text": "- Green tea"})
+    reporter.run_finished("r", "done", final="- Green tea")
+    assert "as checked" not in same.getvalue() and same.getvalue().count("- Green tea") == 1
+    unstreamed = io.StringIO()
+    HumanReporter(out=unstreamed).run_finished("r", "done", final="the answer")  # e.g. a rejected plan's note
+    assert "Final answer" in unstreamed.getvalue() and "the answer" in unstreamed.getvalue()
+
+
 def test_runs_lists_nothing_yet(db, capsys):
     assert main(["runs", "--db", db]) == 0
     assert "no runs yet" in capsys.readouterr().out
@@ -193,7 +237,7 @@ def test_graph_png_and_svg_with_the_bundled_graphviz(tmp_path, capsys):
 
 
 def test_png_on_a_machine_without_font_configuration_warns_on_stderr(tmp_path, capsys, monkeypatch):
-    from hierplan.graph import picture
+    from hierplan.render import picture
 
     monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
     monkeypatch.setattr(picture, "FONTCONFIG_DEFAULT", str(tmp_path / "no-fonts.conf"))
@@ -252,18 +296,18 @@ def test_show_draws_a_run_waiting_for_approval(models, db, capsys):
 
 def test_show_prints_the_answer_check(models, db, capsys, monkeypatch):
     """`answer_check` is a state field another part of hierplan records; show prints it as one line."""
-    from hierplan.cli import inspect_cmd
+    from hierplan.app import runs
 
     models[0].append(three_llm_steps())
     assert main(["run", "Compute", "--db", db, "--run-id", "c1"]) == 0
-    real = inspect_cmd.run_state
+    real = runs.run_state
 
     def with_check(db_path, run_id):
         record, values = real(db_path, run_id)
         return record, {**values, "answer_check": {"ok": False, "answer_number": 41, "computed": 42,
                                                    "note": "the last number differs"}}
 
-    monkeypatch.setattr(inspect_cmd, "run_state", with_check)
+    monkeypatch.setattr(runs, "run_state", with_check)
     capsys.readouterr()
     assert main(["show", "c1", "--db", db]) == 0
     out = capsys.readouterr().out
@@ -272,19 +316,51 @@ def test_show_prints_the_answer_check(models, db, capsys, monkeypatch):
 
 
 def test_options_given_on_resume_override_the_runs_even_when_zero():
-    import argparse
+    from hierplan.app.fields import from_args
+    from hierplan.cli.main import build_parser
+    from hierplan.options import RunOptions
 
-    from hierplan.cli.options import add_model_options, overridden_options
-
-    parser = argparse.ArgumentParser()
-    add_model_options(parser)
-    started = {"max_replans": 2, "temperature": 0.7, "seed": 5, "sequential": True, "model": "m"}
-    given = parser.parse_args(["--max-replans", "0", "--temperature", "0", "--seed", "0"])
-    assert overridden_options(started, given) == {**started, "max_replans": 0, "temperature": 0.0, "seed": 0}
-    assert overridden_options(started, parser.parse_args([])) == started  # flags left off keep the run's
+    started = RunOptions(max_replans=2, temperature=0.7, seed=5, parallel=False, model="m")
+    given = build_parser().parse_args(["resume", "r", "--max-replans", "0", "--temperature", "0", "--seed", "0"])
+    assert started.merged(from_args(given)) == RunOptions(max_replans=0, temperature=0.0, seed=0, parallel=False,
+                                                          model="m")
+    assert started.merged(from_args(build_parser().parse_args(["resume", "r"]))) == started  # flags left off
 
 
-# ---------------------------------------------------------------- options (hierplan/cli/options.py)
+def test_every_run_option_is_a_flag_derived_from_run_options():
+    """Type from the annotation, choices from a Literal, negative flags from the field's metadata."""
+    from dataclasses import fields
+
+    from hierplan.app.fields import flag
+    from hierplan.cli.main import build_parser
+    from hierplan.options import RunOptions
+
+    parser = build_parser()
+    run = parser.parse_args(["run", "t", "--engine", "llama.cpp", "--max-new-tokens", "9", "--temperature", "0.5",
+                             "--no-constrain", "--sequential", "--max-repairs", "0", "--approve", "--kind", "numeric"])
+    from hierplan.app.fields import from_args
+
+    assert from_args(run) == {"engine": "llama.cpp", "max_new_tokens": 9, "temperature": 0.5, "constrain": False,
+                              "parallel": False, "max_repairs": 0, "approve": True}
+    assert run.kind == "numeric"
+    help_text = parser._subparsers._group_actions[0].choices["run"].format_help()
+    assert all(flag(f) in help_text for f in fields(RunOptions))
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "t", "--engine", "vllm"])  # not one of the Literal's choices
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--max-repairs", "-1"], "--max-repairs must be 0 or more, got -1"),
+    (["--temperature", "-0.5"], "--temperature must be 0 or more"),
+    (["--max-new-tokens", "0"], "--max-new-tokens must be 1 or more"),
+])
+def test_a_run_option_below_its_minimum_is_one_line_and_exit_2(models, db, capsys, argv, message):
+    assert main(["run", "t", "--db", db, *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------- eval options
 
 REVISION = json.dumps({"steps": [{"id": 1, "title": "Try again", "instruction": "Answer differently", "tool": "llm"}]})
 

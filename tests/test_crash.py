@@ -134,7 +134,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
     assert [c["node"] for c in calls].count("aggregator") == 1
     second = events(resumed.stdout)
     assert second[0] == {"event": "run_started", "run_id": run_id, "task": "Do four things", "resumed": True,
-                         "model": None}  # the scripted model records none
+                         "model": None, "kind": "writing"}  # the scripted model records none; classify ran
     assert [e["step_id"] for e in second if e["event"] == "step_finished"] == remaining
     assert second[-1]["event"] == "run_finished" and second[-1]["status"] == "done"
     assert second[-1]["final"] == "FINAL ANSWER"

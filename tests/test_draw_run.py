@@ -15,7 +15,7 @@ from langgraph.types import Command
 
 from fakes import FakeExecution, ScriptedChatModel, plan_json
 from hierplan import build_graph, draw_run, draw_run_image
-from hierplan.graph.run_picture import run_picture
+from hierplan.render.run_picture import run_picture
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

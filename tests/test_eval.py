@@ -391,7 +391,7 @@ def test_parallel_steps_run_in_the_harness_and_sequential_flag_reaches_the_graph
 
     seen = []
     real = builder.build_graph
-    monkeypatch.setattr(builder, "build_graph", lambda *a, **k: seen.append(k["parallel"]) or real(*a, **k))
+    monkeypatch.setattr(builder, "build_graph", lambda *a, **k: seen.append(k["options"].parallel) or real(*a, **k))
     for extra in ([], ["--sequential"]):
         assert cli([str(tasks_file(tmp_path, TASKS[:1])), "--out", str(tmp_path / f"o{len(extra)}"), *extra]) == 0
         [row] = read_results(tmp_path / f"o{len(extra)}")

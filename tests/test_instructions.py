@@ -192,13 +192,13 @@ def test_the_terminal_shows_the_checked_answer_when_it_differs_from_what_streame
     reporter = HumanReporter(out=out)
     for piece in ("Final answer: ", "3"):
         reporter.live({"event": "final_token", "text": piece})
-    reporter.update("aggregator", {"final": GOOD})
+    reporter.run_finished("r", "done", final=GOOD)
     shown = out.getvalue()
     assert shown.index("Final answer: 3") < shown.index("Final answer, as checked") < shown.index("- Green tea")
     same = io.StringIO()
     reporter = HumanReporter(out=same)
     reporter.live({"event": "final_token", "text": GOOD})
-    reporter.update("aggregator", {"final": GOOD})
+    reporter.run_finished("r", "done", final=GOOD)
     assert "as checked" not in same.getvalue() and same.getvalue().count("- Green tea") == 1
 
 

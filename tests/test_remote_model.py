@@ -219,27 +219,31 @@ PLAN_TEXT = json.dumps(_plan([1, 2, 3]))
 
 def test_a_refused_request_shape_moves_to_the_next_method_and_the_plan_records_it():
     from hierplan.config import SamplingConfig
+    from langgraph.runtime import Runtime
+
     from hierplan.nodes.planner import make_planner
 
     chat, seen = _stub_model(lambda method, body: (400, REFUSAL) if method == "json_schema" else (200, PLAN_TEXT),
                              structured="json_schema")
     planner = make_planner(chat, SamplingConfig(seed=1))
-    out = planner({"task": "Add 2 and 3."})
+    out = planner({"task": "Add 2 and 3."}, Runtime())
     assert out["plan_source"] == "json_object" and out["plan_failures"] == []
     assert seen == ["json_schema", "json_object"]
     assert out["calls"][0]["prompt_tokens"] == 11 and len(out["calls"]) == 1
     # The refusal is remembered: the next plan starts at the method that worked.
-    assert planner({"task": "Add 4 and 5."})["plan_source"] == "json_object"
+    assert planner({"task": "Add 4 and 5."}, Runtime())["plan_source"] == "json_object"
     assert seen == ["json_schema", "json_object", "json_object"]
 
 
 def test_when_every_shape_is_refused_the_plan_comes_from_the_text_path():
     from hierplan.config import SamplingConfig
+    from langgraph.runtime import Runtime
+
     from hierplan.nodes.planner import make_planner
 
     chat, seen = _stub_model(lambda method, body: (422 if method == "tool_calling" else 400, REFUSAL)
                              if method != "none" else (200, PLAN_TEXT), structured="json_schema")
-    out = make_planner(chat, SamplingConfig(seed=1))({"task": "Add 2 and 3."})
+    out = make_planner(chat, SamplingConfig(seed=1))({"task": "Add 2 and 3."}, Runtime())
     assert out["plan_source"] == "model" and out["plan_failures"] == []
     assert seen == ["json_schema", "json_object", "tool_calling", "none"]
     assert chat.with_structured_output(DraftPlan, include_raw=True).invoke("plan")["parsed"] is not None

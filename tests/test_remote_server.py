@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 from hierplan import SamplingConfig, build_graph, open_checkpointer
 from hierplan.errors import RemoteModelError
 from hierplan.models import load_chat_model
-from hierplan.nodes.aggregator import FINAL_LINE_RE
+from hierplan.rules.answer import FINAL_LINE_RE
 from hierplan.models.remote import structured as remote_structured
 from hierplan.schema import DraftPlan, Plan
 from llama_server import llama_server, missing

@@ -50,12 +50,12 @@ def test_a_task_runs_to_the_end_streaming_updates_and_progress_events(server):
 
     thread, updates, custom, state = run(go())
     assert uuid.UUID(thread["thread_id"])
-    # The checker runs beside the planner (a task that asks for no quantity: an empty update).
-    assert updates.count("checker") == 1 and updates.index("checker") < updates.index("python_step")
-    assert [n for n in updates if n not in ("scheduler", "checker")] == ["planner", "python_step", "llm_step",
-                                                                         "llm_step", "aggregator"]
+    # A task that asks for no quantity: the writing branch, whose answer is checked against its instructions.
+    assert [n for n in updates if n != "scheduler"] == ["classify", "planner", "tool_choice", "python_step",
+                                                        "llm_step", "llm_step", "aggregator", "check_instructions"]
     events = [e["event"] for e in custom]
-    assert events[0] == "planning" and "steps_started" in events and "final_token" in events
+    assert events[:2] == ["kind", "planning"] and "steps_started" in events and "final_token" in events
+    assert state["values"]["kind"] == "writing"
     values = state["values"]
     assert values["final"].startswith(f"FINAL for [{TASK}]")
     assert [r["ok"] for r in values["results"]] == [True, True, True]
@@ -98,6 +98,20 @@ def test_approval_interrupt_then_resume_with_a_command(server):
     assert len(request["plan"]["steps"]) == 3 and "final" not in waiting["values"]
     assert done["next"] == [] and done["values"]["approval"] == "approved"
     assert done["values"]["final"].startswith(f"FINAL for [{TASK}]")
+
+
+def test_a_runs_options_may_arrive_as_its_context_and_its_kind_with_its_input(server):
+    async def go():
+        c = client(server)
+        thread = await c.threads.create()
+        await c.runs.wait(thread["thread_id"], "hierplan", input={"task": TASK, "kind": "numeric"},
+                          context={"approve": True, "model": "scripted-llm"})
+        return await c.threads.get_state(thread["thread_id"])
+
+    state = run(go())
+    assert state["next"] == ["approval"] and state["values"]["kind"] == "numeric"
+    assert [s["title"] for s in state["values"]["plan"]["steps"]] == [f"Step {i} (llm)" for i in (1, 2, 3)]
+    # (the plan of "scripted-llm", the model the context named)
 
 
 def test_a_rejected_plan_ends_the_run_without_running_a_step(server):

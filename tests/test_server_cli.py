@@ -64,7 +64,7 @@ def test_serve_takes_the_run_options_and_passes_only_those_given_as_defaults():
     args = build_parser().parse_args(["serve", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
                                       "--temperature", "0", "--max-replans", "0", "--sequential", "--approve"])
     assert server_defaults(args) == {"model": "m", "base_url": "http://127.0.0.1:9/v1", "temperature": 0,
-                                     "max_replans": 0, "sequential": True, "approve": True}
+                                     "max_replans": 0, "parallel": False, "approve": True}
     assert server_defaults(build_parser().parse_args(["serve"])) == {}
 
 

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("starlette", reason="the web page needs the server extra (starlette)")
 
 from fakes import plan_json  # noqa: E402
-from hierplan.cli.history_cmd import history  # noqa: E402
+from hierplan.app.runs import history  # noqa: E402
 from hierplan.nodes.approval import REJECTED_FINAL  # noqa: E402
 from hierplan.store import RunStore, open_checkpointer  # noqa: E402
 from hierplan.ui.runner import STOPPED_ERROR  # noqa: E402
@@ -25,9 +25,20 @@ def test_a_run_started_from_the_form_runs_to_its_answer(page):
     assert html.count('class="card done"') == 3 and "The final answer is 42." in html
     assert "Answer the question" in html and 'src="/runs/%s/picture.svg' % run_id in html
     options = RunStore.open(page.db).get(run_id).options
-    assert options["sequential"] is True and options["seed"] == 7 and options["approve"] is False
+    assert options["parallel"] is False and options["seed"] == 7 and options["approve"] is False
     svg = page.client.get(f"/runs/{run_id}/picture.svg")
     assert svg.headers["content-type"].startswith("image/svg+xml") and "<svg" in svg.text and "done" in svg.text
+
+
+def test_the_kind_chosen_on_the_form_is_the_runs_and_shown_on_its_page(page):
+    given = page.start("Compute", kind="numeric")
+    decided = page.start("Write a haiku about tea")  # no kind chosen: decided from the task's words
+    assert page.wait(given, "done") == "done" and page.wait(decided, "done") == "done"
+    assert saved_values(page.db, given)["kind"] == "numeric"
+    assert '<span id="kind">kind numeric (as given)</span>' in page.client.get(f"/runs/{given}").text
+    assert '<span id="kind">kind writing</span>' in page.client.get(f"/runs/{decided}").text
+    r = page.post("/runs", {"task": "keep me", "kind": "poetry"})
+    assert r.status_code == 400 and "the kind must be one of numeric, writing" in r.text and "keep me" in r.text
 
 
 def test_the_runs_page_lists_runs_newest_first_with_steps_tokens_seconds(page):

@@ -1,4 +1,4 @@
-"""Asking a person to approve, edit or reject a plan: at the terminal, or from `resume --approve|--edit|--reject`."""
+"""Asking a person to approve, edit or reject a plan at the terminal (`resume --edit` opens the editor)."""
 
 from __future__ import annotations
 
@@ -35,17 +35,12 @@ def edit_plan(plan: dict[str, Any]) -> dict[str, Any]:
         raise UsageError(f"the edited plan is invalid: {short_error(exc)}") from exc
 
 
-def decide(request: dict[str, Any], choice: str | dict[str, Any] | None, interactive: bool) -> dict[str, Any] | None:
-    """The decision to resume with; None leaves the run waiting for approval."""
+def decide(request: dict[str, Any], edit: bool, interactive: bool) -> dict[str, Any] | None:
+    """The decision to resume with: the edited plan (``edit``), else the terminal's answer; None leaves the
+    run waiting for approval."""
     if request.get("error"):
         print(f"hierplan: {request['error']}", file=sys.stderr)
-    if isinstance(choice, dict):  # a decision made elsewhere: the web page's, its edited plan already validated
-        return choice
-    if choice == "approve":
-        return {"action": "approve"}
-    if choice == "reject":
-        return {"action": "reject"}
-    if choice == "edit":
+    if edit:
         return {"action": "edit", "plan": edit_plan(request["plan"])}
     while interactive:
         answer = input("Approve this plan? [a]pprove, [e]dit, [r]eject, [l]ater: ").strip().lower()[:1]

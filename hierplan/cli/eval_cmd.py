@@ -15,10 +15,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hierplan.cli.options import (add_common_options, add_concurrency_option, add_model_options, build,
-                                  check_concurrency, model_options)
+from hierplan.cli.common import add_common_options
+from hierplan.errors import UsageError
+from hierplan.options import RunOptions
 
 DEFAULT_OUT_ROOT = "eval-out"
+DEFAULT_CONCURRENCY = 1
 
 
 def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -37,9 +39,12 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
     if parent is None:
         add_common_options(p, db_help="keep each task's checkpoints in this database: a SQLite file PATH or a "
                                      "postgresql:// URL (default: in memory)")
-    add_concurrency_option(p)
+    p.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, metavar="N",
+                   help=f"run N tasks at once, sharing the one model (default {DEFAULT_CONCURRENCY})")
     p.add_argument("--json", action="store_true", help="print the totals as one JSON object on stdout")
-    add_model_options(p)
+    from hierplan.app.fields import add_arguments
+
+    add_arguments(p, skip=("approve",))  # nobody is there to approve a plan
     from hierplan.eval.distributed import add_ray_options  # argparse only: Ray loads when --ray is used
 
     add_ray_options(p)
@@ -53,27 +58,30 @@ def run(args: argparse.Namespace) -> int:
     from hierplan.eval.report import ResultsWriter, render_summary, write_summary
     from hierplan.eval.requirements import requirement_fields
     from hierplan.eval.tasks import load_tasks
+    from hierplan.app.fields import from_args
     from hierplan.models.catalog import DEFAULT
-    from hierplan.config import MAX_REPLANS
 
     from hierplan.eval.distributed import check_ray_args  # imports no Ray
 
     check_ray_args(args.ray, args.actors, args.db)  # before anything is written
     tasks = load_tasks(args.tasks, args.limit)
-    concurrency = check_concurrency(args.concurrency)
+    concurrency = args.concurrency
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out or Path(DEFAULT_OUT_ROOT) / stamp)
     out.mkdir(parents=True, exist_ok=True)
-    options = model_options(args)
+    options = RunOptions.from_dict(from_args(args))
     meta = {
         "command": shlex.join(["hierplan", *args.argv]) if args.argv is not None else None,
         "tasks file": args.tasks,
-        "model": options.get("model") or os.environ.get("HIERPLAN_MODEL") or f"embedded {DEFAULT.short}",
-        "constrain": not options.get("no_constrain"),
-        "parallel steps": not options.get("sequential"),
-        "seed": options.get("seed"),
-        **({"model server": options["base_url"]} if options.get("base_url") else {}),
-        "max replans": MAX_REPLANS if options.get("max_replans") is None else options["max_replans"],
+        "model": options.model or os.environ.get("HIERPLAN_MODEL") or f"embedded {DEFAULT.short}",
+        "constrain": options.constrain,
+        "parallel steps": options.parallel,
+        "seed": options.seed,
+        **({"model server": options.base_url} if options.base_url else {}),
+        "max replans": options.max_replans,
+        "max repairs": options.max_repairs,
         "concurrency": concurrency,
         **ray_meta(args.ray, args.actors),
         "date": time.strftime("%Y-%m-%d %H:%M"),
@@ -102,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         if graph is None:  # --ray: the actors build their own graphs
             from hierplan.eval.distributed import run_eval_on_ray
 
-            run_eval_on_ray(tasks, options, db=args.db, address=args.ray, actors=args.actors,
+            run_eval_on_ray(tasks, options.to_dict(), db=args.db, address=args.ray, actors=args.actors,
                             thread_prefix=f"eval-{stamp}", on_result=on_result, log=log)
         else:
             run_eval(graph, tasks, thread_prefix=f"eval-{stamp}", on_result=on_result, concurrency=concurrency)
@@ -119,15 +127,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_eval_graph(options: dict[str, Any], db: str | None) -> Any:
+def build_eval_graph(options: RunOptions, db: str | None) -> Any:
     """One model for every task; checkpoints in memory, or in ``db`` when given."""
+    from hierplan.app.agent import load_model
+    from hierplan.graph.builder import build_graph
+
     log("loading the model")
     checkpointer = None
     if db:
         from hierplan.store import open_checkpointer
 
         checkpointer = open_checkpointer(db)
-    return build(options, checkpointer)
+    return build_graph(load_model(options), checkpointer, options=options)
 
 
 def ray_meta(address: str | None, actors: int | None) -> dict[str, Any]:

@@ -6,10 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from hierplan.cli.options import db_path, open_store
+from hierplan.cli.common import db_path
 from hierplan.errors import UsageError
-from hierplan.nodes.revise import describe as describe_instructions
-from hierplan.store import RunStore, check_run_id
 
 
 def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
@@ -35,14 +33,20 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    runs = open_store(args)[1].list()
+    from hierplan.store import RunStore
+
+    store = RunStore.open(db_path(args))
+    try:
+        runs = store.list()
+    finally:
+        store.close()
     if args.json:
         print(json.dumps([r.as_json() for r in runs], ensure_ascii=False))
         return 0
     from rich.console import Console
     from rich.table import Table
 
-    from hierplan.cli.output import describe_model
+    from hierplan.render.text import describe_model
 
     table = Table("id", "status", "started", "model", "task", box=None)
     for r in runs:
@@ -51,14 +55,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
                       describe_model(r.model) if r.model else "", _one_line(r.task, 60))
     Console(highlight=False).print(table if runs else "no runs yet; start one with: hierplan run TASK")
     return 0
-
-
-def run_state(db: str, run_id: str) -> tuple[Any, dict[str, Any]]:
-    """The run's record and its latest checkpointed state values (empty before the first checkpoint)."""
-    from hierplan.store import open_checkpointer, read_checkpoint
-
-    record = RunStore.open(db).get(check_run_id(run_id))
-    return record, read_checkpoint(open_checkpointer(db), record.id, db)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -73,26 +69,35 @@ def cmd_show(args: argparse.Namespace) -> int:
         from hierplan.cli.pictures import show_run_picture
 
         return show_run_picture(db_path(args), args.run_id, mermaid=args.mermaid, png=args.png, svg=args.svg)
+    from hierplan.app.runs import run_state
+
     record, values = run_state(db_path(args), args.run_id)
     if args.json:
         print(json.dumps({"run": record.as_json(), "state": values}, ensure_ascii=False, default=str))
         return 0
+    print_run(record, values)
+    return 0
+
+
+def print_run(record: Any, values: dict[str, Any]) -> None:
+    """`hierplan show`'s text: the run, its plan, each step, replans, the final answer and its checks, costs."""
     from rich.console import Console
 
-    from hierplan.cli.output import format_check, print_revision
+    from hierplan.cli.output import print_revision
+    from hierplan.render import text
 
     console = Console(highlight=False)
     console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
     if record.model:
-        from hierplan.cli.output import describe_model
-
-        console.print(f"model: {describe_model(record.model)}", markup=False)
+        console.print(f"model: {text.describe_model(record.model)}", markup=False)
+    if values.get("kind"):
+        console.print(text.format_kind(values["kind"]), markup=False)
     if record.error:
         console.print(f"[red]error:[/red] {record.error}", markup=True)
     plan = values.get("plan")
     if not plan:
         console.print("no plan yet")
-        return 0
+        return
     console.rule(f"Plan ({values.get('plan_source')})")
     console.print(f"Goal: {plan['goal']}", markup=False)
     results = {r["step_id"]: r for r in values.get("results") or []}
@@ -105,59 +110,30 @@ def cmd_show(args: argparse.Namespace) -> int:
                 console.print(r["code"], markup=False, style="cyan")
             console.print(r["output"], markup=False)
             if r.get("check"):
-                console.print(format_check(r["check"]), markup=False)
+                console.print(text.format_check(r["check"]), markup=False)
     for revision in values.get("replans") or []:
         print_revision(console, revision)
     if values.get("final"):
         console.rule("Final answer")
         console.print(values["final"], markup=False)
     if values.get("answer_check"):
-        console.print(format_answer_check(values["answer_check"]), markup=False)
+        console.print(text.format_answer_check(values["answer_check"]), markup=False)
     if values.get("instruction_check"):
-        console.print(describe_instructions(values["instruction_check"]), markup=False)
+        console.print(text.describe_instructions(values["instruction_check"]), markup=False)
     console.rule("Model calls", style="dim")
-    console.print(format_calls(values), markup=False)
-    return 0
-
-
-def format_answer_check(check: dict[str, Any]) -> str:
-    """One line: does the answer's number agree with what the run computed (and was the answer ended on it)."""
-    verdict = "ok" if check.get("ok") else ("corrected" if check.get("corrected") else "MISMATCH")
-    line = f"Answer check: {verdict} (answer {check.get('answer_number')}, computed {check.get('computed')})"
-    return f"{line}: {check['note']}" if check.get("note") else line
-
-
-def format_calls(values: dict[str, Any]) -> str:
-    """Tokens and seconds per node and in total."""
-    calls = list(values.get("calls") or [])
-    for r in values.get("results") or []:
-        calls.extend(r.get("calls") or [])
-    totals: dict[str, list[float]] = {}
-    for c in calls:
-        t = totals.setdefault(c["node"], [0, 0, 0, 0.0])
-        t[0] += 1
-        t[1] += c.get("prompt_tokens") or 0
-        t[2] += c.get("generated_tokens") or 0
-        t[3] += c["seconds"]
-    lines = [f"{'node':<12} {'calls':>5} {'prompt tok':>10} {'gen tok':>8} {'seconds':>8}"]
-    for node, (n, p, g, s) in totals.items():
-        lines.append(f"{node:<12} {n:>5} {p:>10} {g:>8} {s:>8.1f}")
-    n, p, g, s = (sum(t[i] for t in totals.values()) for i in range(4))
-    lines.append(f"{'total':<12} {n:>5} {p:>10} {g:>8} {s:>8.1f}")
-    return "\n".join(lines)
+    console.print(text.format_calls(values), markup=False)
 
 
 def drawable_graph():
     """The graph's shape, without a model: nodes are built but never run."""
-    from hierplan.config import SamplingConfig
-    from hierplan.graph.builder import wire
+    from hierplan.graph.builder import build_graph
 
-    return wire(None, SamplingConfig()).compile(name="hierplan").get_graph()
+    return build_graph(None, checkpointer=False).get_graph()
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     from hierplan.cli.pictures import write_pictures
-    from hierplan.graph.picture import from_langgraph
+    from hierplan.render.picture import from_langgraph
 
     graph = drawable_graph()
     # files first: when drawing fails, nothing but the error line is printed

@@ -10,7 +10,7 @@ from hierplan import __version__
 
 def build_parser() -> argparse.ArgumentParser:
     from hierplan.cli import eval_cmd, history_cmd, inspect_cmd, models_cmd, run_cmd, sandbox_cmd, serve_cmd, ui_cmd
-    from hierplan.cli.options import add_common_options
+    from hierplan.cli.common import add_common_options
 
     common = argparse.ArgumentParser(add_help=False)
     add_common_options(common)

@@ -6,45 +6,21 @@ import json
 import sys
 from typing import Any, TextIO
 
+from hierplan.app.events import Events
+from hierplan.render.text import (describe_model, format_check, format_kind, plan_lines, revision_lines,
+                                  revision_title)
 
-class JsonReporter:
-    """One JSON object per line on stdout, for other programs."""
+
+class JsonReporter(Events):
+    """The run's events (hierplan.app.events), one JSON object per line on stdout, for other programs."""
 
     def __init__(self, out: TextIO | None = None):
+        super().__init__()
         self.out = out or sys.stdout
 
     def emit(self, event: str, **fields: Any) -> None:
         self.out.write(json.dumps({"event": event, **fields}, ensure_ascii=False) + "\n")
         self.out.flush()
-
-    def status(self, text: str) -> None:
-        pass
-
-    def run_started(self, run_id: str, task: str, resumed: bool = False, model: dict | None = None) -> None:
-        self.emit("run_started", run_id=run_id, task=task, resumed=resumed, model=model)
-
-    def update(self, node: str, update: dict[str, Any]) -> None:
-        if node == "planner":
-            self.emit("plan", plan=update["plan"], source=update["plan_source"],
-                      failures=len(update.get("plan_failures") or []))
-        elif node in ("python_step", "llm_step"):
-            for result in update.get("results") or []:
-                self.emit("step_finished", **result)
-        elif node == "replanner":
-            for revision in update.get("replans") or []:
-                self.emit("replan", **revision)
-        if "final" in update:  # the aggregator's answer, or a rejected plan's note
-            self.emit("final", final=update["final"])
-
-    def live(self, event: dict[str, Any]) -> None:
-        """Events the nodes emit while they work (steps_started, code_attempt, final_token, ...)."""
-        self.emit(**event)
-
-    def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
-        self.emit("run_finished", run_id=run_id, status=status, final=final, error=error)
-
-    def close(self) -> None:
-        pass
 
 
 class HumanReporter:
@@ -59,58 +35,54 @@ class HumanReporter:
         if self._status:
             self._status.start()
         self.plan: dict[str, Any] | None = None
+        self.source: str | None = None
         self.done: set[int] = set()
-        self.streaming_final = False
-        self.streamed = ""  # the answer as it streamed: the kept answer may differ (a check revised or ended it)
+        self.streamed: str | None = None  # the answer as it streamed (None: nothing streamed)
 
     def status(self, text: str) -> None:
         if self._status:
             self._status.update(text)
 
-    def run_started(self, run_id: str, task: str, resumed: bool = False, model: dict | None = None) -> None:
+    def run_started(self, run_id: str, task: str, *, resumed: bool = False, model: dict | None = None,
+                    kind: str | None = None) -> None:
         verb = "Resuming" if resumed else "Run"
         self.console.print(f"[bold]{verb} {run_id}[/bold]: {task}")
         if model:
-            self.console.print(f"[dim]model: {describe_model(model)}[/dim]")
-        self.status("planning")
+            self.console.print(f"model: {describe_model(model)}", style="dim", markup=False)
+        if kind:
+            self.console.print(format_kind(kind), style="dim", markup=False)
 
     def update(self, node: str, update: dict[str, Any]) -> None:
         if node == "planner":
+            self.source = update.get("plan_source")
+        elif node == "tool_choice" and "plan" in update:
+            if self.plan is None:  # the plan as it runs; after a replan the revision is printed instead
+                self._print_plan(update["plan"], self.source)
             self.plan = update["plan"]
-            self._print_plan(update)
         elif node in ("python_step", "llm_step"):
             for result in update.get("results") or []:
                 self.done.add(result["step_id"])
                 self._print_step(result)
         elif node == "replanner":
-            if "plan" in update:
-                self.plan = update["plan"]
             for revision in update.get("replans") or []:
                 print_revision(self.console, revision)
-        if "final" in update:  # the aggregator's answer, or a rejected plan's note
-            if self.streaming_final:
-                self.console.print()  # the answer was printed token by token
-                self.streaming_final = False
-                if update["final"].strip() != self.streamed.strip():
-                    self.console.rule("Final answer, as checked")
-                    self.console.print(update["final"], markup=False)
-            else:
-                self.console.rule("Final answer")
-                self.console.print(update["final"], markup=False)
         self._update_progress()
 
     def live(self, event: dict[str, Any]) -> None:
         kind = event["event"]
         if kind == "final_token":
-            if not self.streaming_final:
+            if self.streamed is None:
                 self.close()
                 self.console.rule("Final answer")
-                self.streaming_final = True
+                self.streamed = ""
             self.streamed += event["text"]
             self.console.print(event["text"], end="", markup=False, highlight=False)
+        elif kind == "kind":
+            self.console.print(format_kind(event["kind"]) + (" (as given)" if event.get("given") else ""),
+                               style="dim", markup=False)
         elif kind == "code_attempt" and not event["ok"]:
-            self.console.print(f"[dim]step {event['step_id']}: attempt {event['attempt']} failed "
-                               f"({event['exit_reason']}): {event['error']}[/dim]", highlight=False)
+            self.console.print(f"step {event['step_id']}: attempt {event['attempt']} failed "
+                               f"({event['exit_reason']}): {event['error']}", style="dim", markup=False)
         elif kind == "steps_started" and self.plan:
             titles = {s["id"]: s["title"] for s in self.plan["steps"]}
             ids = event["step_ids"]
@@ -119,6 +91,11 @@ class HumanReporter:
                         f"{titles.get(ids[0], '')}{' …' if len(ids) > 1 else ''}")
         elif kind == "planning":
             self.status("planning" if event["attempt"] != "retry" else "planning (retrying with a stricter prompt)")
+
+    def approval_needed(self, run_id: str, request: dict[str, Any]) -> None:
+        self.close()
+        if self.plan is None:  # planned by an earlier process: show it before asking
+            self._print_plan(request["plan"], request.get("plan_source"))
 
     def _update_progress(self) -> None:
         if not self.plan:
@@ -129,18 +106,17 @@ class HumanReporter:
             step = pending[0]
             self.status(f"step {step['id']}/{total} [{step['tool']}]: {step['title']}")
         else:
-            self.status("writing the final answer")
+            self.status("checking and writing the final answer")
 
-    def _print_plan(self, update: dict[str, Any]) -> None:
-        plan = update["plan"]
-        self.console.rule(f"Plan ({update['plan_source']})")
-        if update["plan_source"] == "fallback":
+    def _print_plan(self, plan: dict[str, Any], source: str | None) -> None:
+        self.console.rule(f"Plan ({source})")
+        if source == "fallback":
             self.console.print("[yellow]The model gave no valid plan; using the fixed fallback plan.[/yellow]")
         self.console.print(f"[bold]Goal:[/bold] {plan['goal']}", markup=True)
         for assumption in plan["assumptions"]:
             self.console.print(f"  - {assumption}", markup=False)
-        for step in plan["steps"]:
-            self.console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
+        for line in plan_lines(plan):
+            self.console.print(line, markup=False)
 
     def _print_step(self, result: dict[str, Any]) -> None:
         mark = "[green]ok[/green]" if result["ok"] else "[red]FAILED[/red]"
@@ -157,8 +133,21 @@ class HumanReporter:
 
     def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
         self.close()
+        if final is not None:
+            self._print_final(final)
         if status == "done":
             self.err.print(f"[dim]run {run_id} done; see it again with: hierplan show {run_id}[/dim]")
+
+    def _print_final(self, final: str) -> None:
+        """The run's answer: what streamed stays; the answer as checked follows when the checks changed it."""
+        if self.streamed is not None:
+            self.console.print()
+            if final.strip() == self.streamed.strip():
+                return
+            self.console.rule("Final answer, as checked")
+        else:
+            self.console.rule("Final answer")
+        self.console.print(final, markup=False)
 
     def close(self) -> None:
         if self._status:
@@ -166,30 +155,11 @@ class HumanReporter:
             self._status = None
 
 
-def describe_model(model: dict) -> str:
-    """"name on engine (quantization)" for a run's recorded model."""
-    where = f" on {model['engine']}" if model.get("engine") else ""
-    quant = f" ({model['quantization']})" if model.get("quantization") else ""
-    return f"{model.get('name', '?')}{where}{quant}"
-
-
-def format_check(check: dict[str, Any]) -> str:
-    """One line: what the independent programs of a step's check printed (hierplan.nodes.vote)."""
-    answers = ", ".join("failed" if a is None else str(a) for a in check.get("answers") or [])
-    verdict = "kept" if not check.get("changed") else "changed to"
-    return (f"check: {check.get('programs')} programs printed {answers}; {check.get('agreed')} agree, "
-            f"{verdict} {check.get('chosen')}")
-
-
 def print_revision(console, revision: dict[str, Any]) -> None:
-    """One replan, as a run prints it live and `hierplan show` prints it afterwards: the new steps, or why
-    there were none."""
-    console.rule(f"Replan after step {revision['failed_step']} failed", style="yellow")
-    if not revision["applied"]:
-        reason = f" ({revision['parse_error']})" if revision.get("parse_error") else ""
-        console.print(f"the model gave no usable revision{reason}; the plan goes on as it was", markup=False)
-    for step in revision.get("steps") or []:
-        console.print(f"  {step['id']}. [{step['tool']}] {step['title']}", markup=False)
+    """One replan, as a run prints it live and `hierplan show` prints it afterwards."""
+    console.rule(revision_title(revision), style="yellow")
+    for line in revision_lines(revision):
+        console.print(line, markup=False)
 
 
 def make_reporter(as_json: bool):

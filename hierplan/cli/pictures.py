@@ -14,7 +14,7 @@ class DrawingError(HierplanError):
 
 def write_pictures(picture, *, png: str | None = None, svg: str | None = None) -> None:
     """Render every asked-for file before writing any; a failure is one DrawingError or UsageError line."""
-    from hierplan.graph.picture import GraphvizUnavailable, font_warning
+    from hierplan.render.picture import GraphvizUnavailable, font_warning
 
     rendered = []
     for fmt, path in (("png", png), ("svg", svg)):
@@ -35,16 +35,12 @@ def write_pictures(picture, *, png: str | None = None, svg: str | None = None) -
 
 def show_run_picture(db: str, run_id: str, *, mermaid: bool, png: str | None, svg: str | None) -> int:
     """The run's plan as a picture: files written first, then the Mermaid text on stdout if asked for."""
-    from hierplan.graph.picture import shorten
-    from hierplan.graph.run_picture import run_picture
-    from hierplan.store import RunStore, check_run_id, database_errors, open_checkpointer, read_checkpoint
+    from hierplan.app.runs import past_states, run_state
+    from hierplan.render.picture import shorten
+    from hierplan.render.run_picture import run_picture
 
-    record = RunStore.open(db).get(check_run_id(run_id))
-    saver = open_checkpointer(db)
-    values = read_checkpoint(saver, record.id, db)
-    with database_errors(db):  # earlier plans: the titles and tools of steps a replan replaced
-        history = [t.checkpoint["channel_values"] for t in saver.list({"configurable": {"thread_id": record.id}})]
-    picture = run_picture(values, history=history, run_status=record.status,
+    record, values = run_state(db, run_id)
+    picture = run_picture(values, history=past_states(db, record.id), run_status=record.status,
                           title=f"run {record.id} ({record.status}): {shorten(record.task, 70)}")
     write_pictures(picture, png=png, svg=svg)
     if mermaid:

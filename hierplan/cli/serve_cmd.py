@@ -8,7 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-from hierplan.cli.options import add_model_options, given_options
 from hierplan.config import state_dir
 
 DEFAULT_PORT = 2024
@@ -29,17 +28,20 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--graph", metavar="MODULE:FACTORY", help="serve another factory instead of "
                    "hierplan.server:make_graph, e.g. one that calls hierplan.server.factory.graph_for with its "
                    "own model loader (a file path also works: ./my_graph.py:make_graph)")
-    # Defaults for every run (the options `run` takes); an assistant's or a run's `configurable` overrides them.
-    add_model_options(p)
-    p.add_argument("--approve", action="store_true",
-                   help="every run stops after planning until resumed with Command(resume={'action': ...})")
+    # Defaults for every run (the options `run` takes); an assistant's or a run's context or configurable
+    # overrides them. With --approve every run stops after planning until resumed with Command(resume=...).
+    from hierplan.app.fields import add_arguments
+
+    add_arguments(p)
     p.set_defaults(func=cmd_serve)
     return p
 
 
 def server_defaults(args: argparse.Namespace) -> dict:
-    """The options given on the command line (those left off are no defaults)."""
-    return {**given_options(args), **({"approve": True} if args.approve else {})}
+    """The options given on the command line, by name (those left off are no defaults)."""
+    from hierplan.app.fields import from_args
+
+    return from_args(args)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -11,13 +11,15 @@ DEFAULT_PORT = 8765
 
 
 def add_parser(sub, parent: argparse.ArgumentParser) -> None:
-    from hierplan.cli.options import add_model_options
+    from hierplan.app.fields import add_arguments
 
     p = sub.add_parser("ui", parents=[parent], help="a local web page to start, watch, approve and inspect runs")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free one)")
     p.add_argument("--host", help="listen on this address instead of 127.0.0.1 (needs --token)")
     p.add_argument("--token", help="a secret every request must carry (required with --host)")
-    add_model_options(p)  # the one model the server loads, shared by every run it works on
+    # the one model the server loads, shared by every run it works on; the other options are every run's
+    # defaults (the page's form overrides them)
+    add_arguments(p, skip=("approve",))
     p.set_defaults(func=cmd_ui)
 
 
@@ -34,7 +36,8 @@ def check_listen(host: str | None, token: str | None) -> tuple[str, bool]:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    from hierplan.cli.options import db_path, model_options
+    from hierplan.app.fields import from_args
+    from hierplan.cli.common import db_path
 
     host, loopback = check_listen(args.host, args.token)
     db = db_path(args)
@@ -44,7 +47,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
         from hierplan.ui.server import serve
     except ImportError as exc:  # starlette/uvicorn/jinja2 come with the server extra
         raise UsageError(f"hierplan ui needs {exc.name}: pip install 'hierplan[server]'") from exc
-    options = model_options(args)
+    options = from_args(args)
 
     def ready(url: str) -> None:
         shown = f"{url}/?token=…" if args.token else url  # the token stays off the terminal's scrollback

@@ -68,12 +68,16 @@ def load_factory(path: str) -> Callable[[dict[str, Any]], Any]:
 
 def build_actor_graph(options: dict[str, Any], db: str, model_factory: str | None = None) -> Any:
     """The graph one actor runs every task with: its model built once (``base_url``: a model server every
-    actor shares, instead of one model per actor), checkpoints in ``db``."""
-    from hierplan.cli.options import build
+    actor shares, instead of one model per actor), checkpoints in ``db``. ``options``: RunOptions as a dict,
+    and whatever else ``model_factory`` reads."""
+    from hierplan.app.agent import load_model
+    from hierplan.graph.builder import build_graph
+    from hierplan.options import RunOptions
     from hierplan.store import open_checkpointer
 
-    model = load_factory(model_factory)(options) if model_factory else None  # None: hierplan's loader
-    return build(options, open_checkpointer(db), model=model)
+    run_options = RunOptions.from_dict(options)
+    model = load_factory(model_factory)(options) if model_factory else load_model(run_options)
+    return build_graph(model, open_checkpointer(db), options=run_options)
 
 
 class ResumingGraph:

@@ -5,6 +5,6 @@ Light at import time (the server imports this module to find the factory); the m
 
 from __future__ import annotations
 
-from hierplan.server.factory import OPTION_KEYS, make_graph
+from hierplan.server.factory import make_graph
 
-__all__ = ["OPTION_KEYS", "make_graph"]
+__all__ = ["make_graph"]

@@ -1,13 +1,16 @@
 """The graph factory LangGraph Server calls on every run and every state read.
 
-It reads the agent's options from the assistant's (or the run's) ``configurable``, under server-wide defaults
-(``hierplan serve --model ...`` passes them in $HIERPLAN_SERVER_DEFAULTS), and compiles the graph WITHOUT a
-checkpointer: the server copies in its own (in-memory, or Postgres through langgraph.json's ``checkpointer``).
+A run's options (RunOptions) come from the assistant's and the run's ``configurable`` or ``context`` (LangGraph
+Server mirrors one into the other), over server-wide defaults (``hierplan serve --model ...`` passes them in
+$HIERPLAN_SERVER_DEFAULTS), checked as hierplan.app.fields checks every option. The graph is compiled by
+build_graph, as for every entry point, WITHOUT a checkpointer (the server brings its own: in-memory, or
+Postgres through langgraph.json's ``checkpointer``), once per loaded model; each run gets a copy that runs with
+its options as the context and with durability "sync" (ServerGraph).
 
-Loaded models and compiled graphs are cached here, keyed by their options. This module is the server's
+Loaded models and compiled graphs are cached here, keyed by the model's options. This module is the server's
 entry point, not a node: the server calls the factory with only a config and its runtime, so the cache cannot
-be passed in and has to live at module level. A second call with the same options reloads nothing. Every
-model a client names stays loaded: the server trusts its clients (langgraph dev has no authentication).
+be passed in and has to live at module level. Every model a client names stays loaded: the server trusts its
+clients (langgraph dev has no authentication).
 """
 
 from __future__ import annotations
@@ -15,46 +18,48 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableBinding, RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 
-from hierplan.cli import options as cli_options
-from hierplan.config import RECURSION_LIMIT
-from hierplan.errors import UsageError
+from hierplan.app.fields import OptionError, from_mapping
+from hierplan.options import RunOptions
 
 if TYPE_CHECKING:  # the server resolves this annotation itself; hierplan does not need langgraph_sdk to import
     from langgraph_sdk.runtime import ServerRuntime
 
+__all__ = ["OptionError", "ServerGraph", "graph_for", "make_factory", "make_graph", "options_from"]
+
 DEFAULTS_ENV = "HIERPLAN_SERVER_DEFAULTS"
+# LangGraph Server passes durability on every run, "async" when the client named none; hierplan's is "sync"
+# (graph.builder.DURABILITY), so a server killed mid-run loses no finished step.
 
-# Options a client may set per assistant or per run, with the types they must have.
-# Those in cli_options.LOAD_KEYS choose the model; the rest shape the graph, as on the command line.
-OPTION_TYPES: dict[str, tuple[type, ...]] = {
-    "model": (str,), "base_url": (str,), "engine": (str,), "device": (str,), "quantize": (str,),
-    "max_new_tokens": (int,),
-    "temperature": (int, float), "seed": (int,), "max_replans": (int,),
-    "sequential": (bool,), "approve": (bool,), "no_constrain": (bool,),
-}
-OPTION_KEYS = tuple(OPTION_TYPES)
-# Distinct option sets kept compiled at once; a server sees a handful (one per assistant), not thousands.
-MAX_CACHED_GRAPHS = 64
-
-ModelLoader = Callable[[dict[str, Any]], BaseChatModel]
-# The one access for which the server runs nodes; for the others (state reads, history, drawings, state
-# updates) it only needs the graph's shape.
-EXECUTION = "threads.create_run"
-
-
-class OptionError(UsageError, ValueError):
-    """A bad ``configurable`` option. Also a ValueError: LangGraph Server shows a ValueError's message to the
-    client and hides other exceptions' messages behind "An internal error occurred"."""
-
+ModelLoader = Callable[[RunOptions], BaseChatModel]
 
 _lock = threading.Lock()
 _models: dict[tuple, BaseChatModel] = {}
-_graphs: dict[tuple, Any] = {}
+_graphs: dict[tuple, CompiledStateGraph] = {}
+
+
+class ServerGraph(CompiledStateGraph):
+    """hierplan's compiled graph as LangGraph Server runs it: with the run's options as its context and with
+    durability "sync" unless the client asked for "exit". The server passes both to the graph on every run (the
+    run's context filtered to RunOptions' fields, which misses the assistant's configurable and the server's
+    defaults; durability "async" when the client named none), and takes only a compiled graph, not a binding,
+    so they are set here, where the graph runs. The server copies the graph per run; ``copy`` keeps
+    ``run_options`` (it rebuilds the graph from its attributes)."""
+
+    def __init__(self, *, run_options: RunOptions | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.run_options = run_options or RunOptions()
+
+    def astream(self, input: Any, config: RunnableConfig | None = None, *, context: Any = None,
+                durability: Any = None, **kwargs: Any):
+        # Every way the server runs a graph (astream, astream_events v2 and v3) goes through astream.
+        return super().astream(input, config, context=self.run_options,
+                               durability=_durability(durability), **kwargs)
 
 
 def make_factory(load_model: ModelLoader) -> Callable[..., Any]:
@@ -62,63 +67,71 @@ def make_factory(load_model: ModelLoader) -> Callable[..., Any]:
 
     def make_graph(config: RunnableConfig, runtime: ServerRuntime) -> Any:
         """langgraph-api 0.16.7 classifies factories by signature: given a config parameter and one annotated
-        ServerRuntime it passes both. Only a run loads the model; reading a thread, its history or the graph's
-        drawing gets the same graph without one (nodes only call their model when they run)."""
-        return graph_for(options_from(config), load_model if runtime.access_context == EXECUTION else None)
+        ServerRuntime it passes both. Only a run loads the model (and has a context); reading a thread, its
+        history or the graph's drawing gets the same graph without one (nodes only call their model when they
+        run)."""
+        run = runtime.execution_runtime
+        options = options_from(config, run.context if run is not None else None)
+        return graph_for(options, load_model if run is not None else None)
 
     return make_graph
 
 
-def options_from(config: RunnableConfig | None) -> dict[str, Any]:
-    """hierplan's options from ``config["configurable"]`` over the server defaults; other keys are ignored
-    (the server puts its own there: thread_id, graph_id, ...). A wrong type is an OptionError."""
+def options_from(config: RunnableConfig | None, context: Mapping[str, Any] | None = None) -> RunOptions:
+    """The run's options: the server defaults, under the run's ``configurable``, under its ``context``; other
+    keys are ignored (the server puts its own there: thread_id, graph_id, ...). A bad value is an OptionError."""
     defaults = json.loads(os.environ.get(DEFAULTS_ENV) or "{}")
-    configurable = (config or {}).get("configurable") or {}
-    given = {k: v for k, v in configurable.items() if k in OPTION_TYPES and v is not None}  # None: not given
-    options = {**{k: v for k, v in defaults.items() if k in OPTION_TYPES}, **given}
-    for key, value in options.items():
-        # bool is an int in Python: reject True where a number is wanted
-        if not isinstance(value, OPTION_TYPES[key]) or (isinstance(value, bool) and bool not in OPTION_TYPES[key]):
-            raise OptionError(f"configurable {key}={value!r}: expected {OPTION_TYPES[key][0].__name__}")
-    return options
+    layers = (defaults, (config or {}).get("configurable") or {}, context or {})
+    given: dict[str, Any] = {}
+    for layer in layers:
+        given.update(from_mapping(layer))
+    return RunOptions.from_dict(given)
 
 
-def graph_for(options: dict[str, Any], load_model: ModelLoader | None) -> Any:
-    """The compiled graph for these options, built once; the model for its model options, loaded once.
+def graph_for(options: RunOptions, load_model: ModelLoader | None) -> ServerGraph:
+    """The graph a run with these options runs: compiled once per model (loaded once per model options).
     ``load_model=None``: a graph without a model, for access that runs no node."""
-    key = (load_model, tuple(sorted(options.items())))
+    key = (load_model, tuple(sorted(options.load_options().items())) if load_model else ())
     with _lock:  # one load at a time: two first runs must not load the same model twice
-        graph = _graphs.get(key)
-        if graph is None:
-            graph = _compile(_model(options, load_model) if load_model else None, options)
-            if len(_graphs) >= MAX_CACHED_GRAPHS:
-                _graphs.pop(next(iter(_graphs)))
-            _graphs[key] = graph
-    return graph
+        compiled = _graphs.get(key)
+        if compiled is None:
+            compiled = _graphs[key] = _compile(_model(options, load_model) if load_model else None)
+    return ServerGraph(**_attributes(compiled), run_options=options)
 
 
-def _model(options: dict[str, Any], load_model: ModelLoader) -> BaseChatModel:
-    model_options = {k: options[k] for k in cli_options.LOAD_KEYS if k in options}
-    key = (load_model, tuple(sorted(model_options.items())))
+def _model(options: RunOptions, load_model: ModelLoader) -> BaseChatModel:
+    key = (load_model, tuple(sorted(options.load_options().items())))
     if key not in _models:
-        _models[key] = load_model(model_options)
+        _models[key] = load_model(options)
     return _models[key]
 
 
-def load_local_model(model_options: dict[str, Any]) -> BaseChatModel:
+def load_local_model(options: RunOptions) -> BaseChatModel:
     """The model hierplan's CLI loads for the same options (``base_url``: an OpenAI-compatible server)."""
-    try:
-        return cli_options.load_model(model_options)
-    except UsageError as exc:  # a bad option value (a base_url with a password): the client's to fix
-        raise OptionError(f"configurable: {exc}") from exc
+    from hierplan.app.agent import load_model
+
+    return load_model(options)
 
 
 make_graph = make_factory(load_local_model)
 
 
-def _compile(model: BaseChatModel | None, options: dict[str, Any]) -> Any:
-    from hierplan.graph.builder import wire
+def _compile(model: BaseChatModel | None) -> CompiledStateGraph:
+    from hierplan.graph.builder import build_graph
 
-    graph = wire(model, **cli_options.graph_kwargs(options))
-    # No checkpointer: the server brings its own (and refuses a graph that has one).
-    return graph.compile(name="hierplan").with_config({"recursion_limit": RECURSION_LIMIT})
+    graph = build_graph(model, checkpointer=False)
+    # build_graph binds its defaults (durability, context) for in-process callers; the server takes the compiled
+    # graph itself, and ServerGraph sets both per run.
+    return graph.bound if isinstance(graph, RunnableBinding) else graph
+
+
+def _attributes(graph: CompiledStateGraph) -> dict[str, Any]:
+    """What the graph is built from: a copy with another class (as Pregel.copy rebuilds one)."""
+    return {k: v for k, v in graph.__dict__.items() if k not in ("__orig_class__", "run_options")}
+
+
+def _durability(asked: Any) -> Any:
+    """What the client asked for, except LangGraph Server's own default ("async"), which becomes hierplan's."""
+    from hierplan.graph.builder import DURABILITY
+
+    return DURABILITY if asked in (None, "async") else asked

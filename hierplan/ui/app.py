@@ -1,8 +1,9 @@
 """The page's routes (Starlette): runs list and form, a run, its picture, its live events, and the actions.
 
-Every action is the CLI's: start = `hierplan run --json`, approve/reject/edit = `hierplan resume --approve |
---reject | --edit` (the edited plan validated first, nothing saved until it is valid), resume = `hierplan
-resume`, fork = `hierplan fork --at`. Reads and writes of the database run in the thread pool, never on the loop.
+Every action is the run service's, as the CLI's are: start = `hierplan run --json`, approve/reject/edit =
+`hierplan resume --approve | --reject | --edit` (the edited plan validated first, nothing saved until it is
+valid), resume = `hierplan resume`, fork = `hierplan fork --at`. Reads and writes of the database run in the
+thread pool, never on the loop.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from hierplan.app.fields import from_form
 from hierplan.errors import HierplanError, RunNotFoundError, UsageError
 from hierplan.store import check_run_id, display_name
 from hierplan.ui import views
@@ -67,7 +69,7 @@ class Page:
         except Exception as exc:  # noqa: BLE001
             return self.failure(exc)
         return self.html("runs.html", status, rows=rows, error=error, form=form or {},
-                         model=self.runner.model_options.get("model") or "the default model")
+                         model=self.runner.options.get("model") or "the default model")
 
     async def run(self, request: Request, error: str | None = None, plan_text: str | None = None,
                   status: int = 200):
@@ -130,8 +132,9 @@ class Page:
         form: dict[str, str] = {}
         try:
             form = await form_of(request)
-            options = run_options(form)
-            run_id = await run_in_threadpool(self.runner.start, form.get("task") or "", options)
+            options = from_form(form)
+            run_id = await run_in_threadpool(self.runner.start, form.get("task") or "", options,
+                                             form.get("kind") or None)
         except UsageError as exc:
             return await self.runs(request, error=str(exc), form=form, status=400)
         except Exception as exc:  # noqa: BLE001
@@ -147,7 +150,9 @@ class Page:
             form = await form_of(request)
         except UsageError as exc:
             return self.failure(exc)
-        decision: Any = action
+        if action == "resume":
+            return await self._act(request, self.runner.resume, run_id)
+        decision: dict[str, Any] = {"action": action}
         if action == "edit":
             from pydantic import ValidationError
 
@@ -159,9 +164,7 @@ class Page:
             except ValidationError as exc:  # shown next to the plan, which stays as typed; nothing is saved
                 return await self.run(request, error=f"the edited plan is invalid: {short_error(exc)}",
                                       plan_text=text, status=400)
-        elif action == "resume":
-            decision = None
-        return await self._act(request, self.runner.resume, run_id, decision)
+        return await self._act(request, self.runner.decide, run_id, decision)
 
     async def fork(self, request: Request):
         try:
@@ -197,37 +200,12 @@ async def form_of(request: Request) -> dict[str, str]:
     return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
 
 
-def run_options(form: dict[str, Any]) -> dict[str, Any]:
-    """The form's run options, checked as the CLI checks its flags (one-line UsageErrors)."""
-    def number(name: str, kind, low=None):
-        raw = str(form.get(name) or "").strip()
-        if not raw:
-            return None
-        try:
-            value = kind(raw)
-        except ValueError:
-            raise UsageError(f"{name.replace('_', ' ')} must be a {kind.__name__ == 'int' and 'whole ' or ''}number, "
-                             f"got {raw!r}") from None
-        if low is not None and value < low:
-            raise UsageError(f"{name.replace('_', ' ')} must be {low} or more, got {raw}")
-        return value
-
-    options: dict[str, Any] = {"approve": form.get("approve") == "on",
-                               "sequential": form.get("sequential") == "on",
-                               "no_constrain": form.get("no_constrain") == "on"}
-    for name, kind, low in (("temperature", float, 0), ("seed", int, None), ("max_replans", int, 0)):
-        value = number(name, kind, low)
-        if value is not None:
-            options[name] = value
-    return options
-
-
-def create_app(db: str, model_options: dict[str, Any] | None = None, *, token: str | None = None,
+def create_app(db: str, options: dict[str, Any] | None = None, *, token: str | None = None,
                loopback: bool = True, runner: Runner | None = None):
-    """The page as an ASGI app. ``runner`` (tests) or one made here on ``db`` with ``model_options``."""
+    """The page as an ASGI app. ``runner`` (tests) or one made here on ``db`` with the server's ``options``."""
     from contextlib import asynccontextmanager
 
-    runner = runner or Runner(db, model_options or {})
+    runner = runner or Runner(db, options or {})
     page = Page(runner, Scrubber(db))
 
     @asynccontextmanager

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Events after which the page re-reads the run from the database (the rest update it in place).
-REFRESH_EVENTS = frozenset({"plan", "step_finished", "replan", "final", "approval_needed", "steps_started",
+REFRESH_EVENTS = frozenset({"kind", "plan", "step_finished", "replan", "final", "approval_needed", "steps_started",
                             "run_started", "run_finished"})
 
 

@@ -1,5 +1,5 @@
 """Runs started from the page: each works in a thread of the server process, on the one model the server
-loaded, through the CLI's own code (``run_cmd.execute``, ``prepare_resume``, ``prepare_fork``).
+loaded, through the run service (hierplan.app.service), as the CLI's runs do.
 
 A run belongs to the server, not to a browser: closing the page stops nothing. When the server stops, the runs
 still working are marked ``interrupted`` (a killed server's runs read as interrupted anyway: their recorded
@@ -8,13 +8,14 @@ process is gone), and ``hierplan resume`` or the page's Resume button continues 
 
 from __future__ import annotations
 
-import argparse
 import logging
 import threading
-from typing import Any
+from typing import Any, Mapping
 
-from hierplan.cli.output import JsonReporter
+from hierplan.app.events import Events
+from hierplan.app.service import Decision, Run, RunService
 from hierplan.errors import HierplanError, UsageError
+from hierplan.options import RunOptions
 from hierplan.store import RunStore
 from hierplan.ui.hub import Hub
 
@@ -22,8 +23,8 @@ log = logging.getLogger("hierplan.ui")
 STOPPED_ERROR = "the web page's server (hierplan ui) stopped while the run worked"
 
 
-class PageReporter(JsonReporter):
-    """The CLI's --json events, sent to the page's event streams instead of stdout."""
+class PageReporter(Events):
+    """The run's events, sent to the page's event streams."""
 
     def __init__(self, hub: Hub, run_id: str):
         super().__init__()
@@ -37,112 +38,78 @@ class PageReporter(JsonReporter):
 
 
 class Runner:
-    """Starts, decides, resumes and forks runs; loads the model once, on first use."""
+    """Starts, decides, resumes and forks runs in threads; loads the model once, on first use."""
 
-    def __init__(self, db: str, model_options: dict[str, Any], hub: Hub | None = None):
-        from hierplan.cli.options import MODEL_KEYS
-
+    def __init__(self, db: str, options: Mapping[str, Any], hub: Hub | None = None):
         self.db = db
-        # What `hierplan ui` was given (--model, --base-url, ...): the options every run here starts or
-        # continues with, as `hierplan resume --model X` would.
-        self.model_options = {k: model_options.get(k) for k in MODEL_KEYS}
+        # What `hierplan ui` was given (--model, --base-url, --temperature...), by option name: every run here
+        # starts or continues with these, as `hierplan resume --model X` would.
+        self.options = dict(options)
         self.hub = hub or Hub()
+        self.service = RunService(db, load=lambda options: self.model())
         self._model = None
         self._model_lock = threading.Lock()
         self._lock = threading.RLock()  # one decision at a time: two clicks must not start one run twice
         self._threads: dict[str, threading.Thread] = {}
 
-    # --- the model ---------------------------------------------------------------------------------------
-    def model(self, options: dict[str, Any] | None = None):
-        """The one model of this server (``options`` is ignored: a run's model options are the server's)."""
+    def model(self):
+        """The one model of this server, loaded with the server's own options."""
         with self._model_lock:
             if self._model is None:
-                from hierplan.cli.options import load_model
+                from hierplan.app.agent import load_model
 
-                self._model = load_model(self.model_options)
+                self._model = load_model(RunOptions.from_dict(self.options))
             return self._model
 
     # --- actions ------------------------------------------------------------------------------------------
-    def args(self, decision: str | dict | None = None) -> argparse.Namespace:
-        """The command line these actions stand for: `hierplan resume --json [--approve]` with the server's options."""
-        return argparse.Namespace(json=True, debug=False, decision=decision, **self.model_options)
+    def start(self, task: str, form_options: Mapping[str, Any], kind: str | None = None,
+              run_id: str | None = None) -> str:
+        """A new run; ``form_options`` (by option name) over the server's."""
+        options = RunOptions.from_dict({**self.options, **form_options})
+        return self._spawn(self.service.start(task, options, kind=kind, run_id=run_id))
 
-    def start(self, task: str, run_options: dict[str, Any], run_id: str | None = None) -> str:
-        """`hierplan run TASK --json`; ``run_options`` are the form's (approve, temperature, seed, ...)."""
-        from hierplan.cli.options import model_options
-        from hierplan.cli.run_cmd import read_task
-
-        task = read_task(task)
-        options = {**model_options(self.args()), **run_options}
-        store = RunStore.open(self.db)
-        try:
-            run_id = store.create(task, options, run_id)
-        except BaseException:
-            store.close()
-            raise
-        self._spawn(run_id, store, {"task": task}, options, resumed=False, task=task)
-        return run_id
-
-    def resume(self, run_id: str, decision: str | dict | None = None) -> str:
-        """`hierplan resume RUN_ID [--approve|--reject]`, or an edit with its plan ({"action": "edit", ...})."""
-        from hierplan.cli.run_cmd import prepare_resume
-
+    def resume(self, run_id: str) -> str:
         with self._lock:
-            if run_id in self._threads:
-                raise UsageError(f"run {run_id} is still running here; wait for it")
-            store = RunStore.open(self.db)
-            try:
-                if decision is not None and store.get(run_id).status != "waiting":
-                    raise UsageError(f"run {run_id} is not waiting for approval")
-                record, options = prepare_resume(store, run_id, self.args(decision))
-            except BaseException:
-                store.close()
-                raise
-            self._spawn(record.id, store, None, options, resumed=True, task=record.task, decision=decision)
-        return record.id
+            self._not_here(run_id)
+            return self._spawn(self.service.resume(run_id, self.options))
+
+    def decide(self, run_id: str, decision: Decision) -> str:
+        """Approve, reject or edit ({"action": "edit", "plan": ...}) the plan of a run that waits."""
+        with self._lock:
+            self._not_here(run_id)
+            return self._spawn(self.service.decide(run_id, decision, self.options))
 
     def fork(self, run_id: str, checkpoint: str) -> str:
-        """`hierplan fork RUN_ID --at CHECKPOINT`."""
-        from hierplan.cli.history_cmd import prepare_fork
-
-        store = RunStore.open(self.db)
-        try:
-            record, new_id, options = prepare_fork(self.db, store, run_id, checkpoint, None, self.args())
-        except BaseException:
-            store.close()
-            raise
-        self._spawn(new_id, store, None, options, resumed=True, task=record.task)
-        return new_id
+        return self._spawn(self.service.fork(run_id, checkpoint, self.options))
 
     def working(self) -> list[str]:
         with self._lock:
             return list(self._threads)
 
-    def _spawn(self, run_id: str, store: RunStore, graph_input, options, *, resumed: bool, task: str,
-               decision=None) -> None:
-        self.hub.begin(run_id)
+    def _not_here(self, run_id: str) -> None:
+        if run_id in self._threads:
+            raise UsageError(f"run {run_id} is still running here; wait for it")
+
+    def _spawn(self, run: Run) -> str:
+        self.hub.begin(run.id)
         # daemon: a stopping server does not wait for its runs; they stay resumable from their checkpoints
-        thread = threading.Thread(target=self._work, name=f"hierplan-run-{run_id}", daemon=True,
-                                  args=(run_id, store, graph_input, options, resumed, task, decision))
+        thread = threading.Thread(target=self._work, args=(run,), name=f"hierplan-run-{run.id}", daemon=True)
         with self._lock:
-            self._threads[run_id] = thread
+            self._threads[run.id] = thread
         thread.start()
+        return run.id
 
-    def _work(self, run_id, store, graph_input, options, resumed, task, decision) -> None:
-        from hierplan.cli.run_cmd import execute
-
-        try:
-            execute(run_id, graph_input, options, self.db, store, self.args(decision), resumed=resumed, task=task,
-                    reporter=PageReporter(self.hub, run_id), load=self.model)
-        except HierplanError as exc:  # recorded by execute as the run's status and error; the page shows it
-            log.info("run %s: %s", run_id, exc)
-        except Exception:  # noqa: BLE001 - a bug: the run is marked failed by execute; keep the server up
-            log.exception("run %s", run_id)
+    def _work(self, run: Run) -> None:
+        try:  # no one to ask at an approval stop: the run waits for the page's buttons
+            self.service.execute(run, PageReporter(self.hub, run.id))
+        except HierplanError as exc:  # recorded by the service as the run's status and error; the page shows it
+            log.info("run %s: %s", run.id, exc)
+        except Exception:  # noqa: BLE001 - a bug: the run is marked failed by the service; keep the server up
+            log.exception("run %s", run.id)
         finally:
             with self._lock:
-                self._threads.pop(run_id, None)
-            store.close()
-            self.hub.finish(run_id)
+                self._threads.pop(run.id, None)
+            self.hub.finish(run.id)
 
     def stop(self) -> None:
         """The server stops: the runs still working here are interrupted, to be resumed later."""

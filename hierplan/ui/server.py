@@ -14,7 +14,7 @@ log = logging.getLogger("hierplan.ui")
 GRACEFUL_S = 2
 
 
-def make_server(db: str, model_options: dict[str, Any], *, host: str = "127.0.0.1", port: int = 8765,
+def make_server(db: str, options: dict[str, Any], *, host: str = "127.0.0.1", port: int = 8765,
                 token: str | None = None, loopback: bool = True, runner: Runner | None = None):
     """A uvicorn Server for the page (not started). The database is opened here, so a bad --db fails at once."""
     import uvicorn
@@ -22,8 +22,8 @@ def make_server(db: str, model_options: dict[str, Any], *, host: str = "127.0.0.
     from hierplan.ui.app import create_app
 
     RunStore.open(db).close()
-    runner = runner or Runner(db, model_options)
-    app = create_app(db, model_options, token=token, loopback=loopback, runner=runner)
+    runner = runner or Runner(db, options)
+    app = create_app(db, options, token=token, loopback=loopback, runner=runner)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=GRACEFUL_S, lifespan="on")
     return uvicorn.Server(config), runner
@@ -57,10 +57,10 @@ def bind(host: str, port: int):
     return sock
 
 
-def serve(db: str, model_options: dict[str, Any], *, host: str, port: int, token: str | None, loopback: bool,
+def serve(db: str, options: dict[str, Any], *, host: str, port: int, token: str | None, loopback: bool,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Serve until Ctrl-C or SIGTERM; then the runs still working are marked interrupted (the app's lifespan)."""
-    server, runner = make_server(db, model_options, host=host, port=port, token=token, loopback=loopback)
+    server, runner = make_server(db, options, host=host, port=port, token=token, loopback=loopback)
     sock = bind(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     preload(runner)

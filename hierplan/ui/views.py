@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hierplan.store import RunStore, check_run_id, database_errors, open_checkpointer, read_checkpoint
+from hierplan.app.runs import checkpoints, past_states, run_state
+from hierplan.render import text
+from hierplan.store import RunStore, open_checkpointer, read_checkpoint
 from hierplan.ui.hub import Hub
 
 LIST_LIMIT = 200  # newest runs on the runs page
@@ -16,7 +18,7 @@ HISTORY_LIMIT = 60  # checkpoints offered for a fork
 def totals(values: dict[str, Any]) -> dict[str, Any]:
     """Steps done of the plan's, generated tokens and model/sandbox seconds of a run's state."""
     results = values.get("results") or []
-    calls = list(values.get("calls") or []) + [c for r in results for c in r.get("calls") or []]
+    calls = text.all_calls(values)
     steps = (values.get("plan") or {}).get("steps") or []
     seconds = sum(c.get("seconds") or 0 for c in values.get("calls") or []) + sum(r.get("seconds") or 0 for r in results)
     return {"steps_done": sum(1 for r in results if r.get("ok")), "steps_total": len(steps),
@@ -33,40 +35,24 @@ def run_rows(db: str) -> list[dict[str, Any]]:
     return [{**r.as_json(), **totals(read_checkpoint(saver, r.id, db))} for r in records]
 
 
-def _history(saver, run_id: str, db: str) -> list[dict[str, Any]]:
-    """Every checkpoint's state values, newest first (the picture takes replaced steps' titles from them)."""
-    with database_errors(db):
-        return [dict(t.checkpoint["channel_values"]) for t in saver.list({"configurable": {"thread_id": run_id}})]
-
-
 def picture_svg(db: str, run_id: str) -> bytes:
-    from hierplan.graph.run_picture import draw_run_image
+    from hierplan.render.run_picture import draw_run_image
 
-    record = RunStore.open(db)
-    try:
-        status = record.get(check_run_id(run_id)).status
-    finally:
-        record.close()
-    saver = open_checkpointer(db)
-    values = read_checkpoint(saver, run_id, db)
-    return draw_run_image(values, "svg", history=_history(saver, run_id, db), run_status=status)
+    record, values = run_state(db, run_id)
+    return draw_run_image(values, "svg", history=past_states(db, record.id), run_status=record.status)
 
 
 def _step_statuses(values: dict[str, Any], history: list[dict[str, Any]], status: str) -> dict[int, str]:
     """Each step's status as the run picture colours it (done, failed, running, pending, replaced)."""
-    from hierplan.graph.run_picture import run_picture
+    from hierplan.render.run_picture import run_picture
 
     picture = run_picture(values, history=history, run_status=status)
     return {int(n.id[1:]): n.status for n in picture.nodes if n.id.startswith("s") and n.id[1:].isdigit()}
 
 
 def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
-    from hierplan.cli.history_cmd import history
-    from hierplan.cli.inspect_cmd import describe_instructions, format_answer_check, format_calls, run_state
-
     record, values = run_state(db, run_id)
-    saver = open_checkpointer(db)
-    past = _history(saver, record.id, db)
+    past = past_states(db, record.id)
     statuses = _step_statuses(values, past, record.status)
     live = hub.live(record.id)
     working = live.working if live else set()
@@ -85,17 +71,16 @@ def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
         cards.append({"step": known.get(step_id, {"id": step_id, "title": "(a step of an earlier plan)"}),
                       "result": result, "status": step_status,
                       "tokens": sum(c.get("generated_tokens") or 0 for c in calls)})
-    with database_errors(db):
-        checkpoints = history(saver, record.id)[:HISTORY_LIMIT]
     return {
         "run": record.as_json(), "status": record.status, "options": record.options, "plan": plan,
+        "kind": values.get("kind") or record.options.get("kind"), "kind_given": bool(record.options.get("kind")),
         "plan_source": values.get("plan_source"), "cards": cards, "replans": values.get("replans") or [],
         "final": values.get("final"), "approval": values.get("approval"),
-        "answer_check": format_answer_check(values["answer_check"]) if values.get("answer_check") else None,
-        "instruction_check": (describe_instructions(values["instruction_check"])
+        "answer_check": text.format_answer_check(values["answer_check"]) if values.get("answer_check") else None,
+        "instruction_check": (text.describe_instructions(values["instruction_check"])
                               if values.get("instruction_check") else None),
-        "calls": format_calls(values) if values.get("calls") or results else None,
-        "totals": totals(values), "checkpoints": checkpoints,
+        "calls": text.format_calls(values) if values.get("calls") or results else None,
+        "totals": totals(values), "checkpoints": checkpoints(db, record.id)[:HISTORY_LIMIT],
         "plan_json": json.dumps(plan, indent=2, ensure_ascii=False) if plan else "",
         "live": live, "working_here": live is not None,
         "version": len(past) + len(working),  # the picture's cache key: changes when a checkpoint is added

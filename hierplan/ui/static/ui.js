@@ -3,7 +3,7 @@
 "use strict";
 
 (function () {
-  const REFRESH = new Set(["plan", "step_finished", "replan", "final", "approval_needed", "steps_started",
+  const REFRESH = new Set(["kind", "plan", "step_finished", "replan", "final", "approval_needed", "steps_started",
                            "run_started", "run_finished"]);
   const POLL_MS = 2000;
 

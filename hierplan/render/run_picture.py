@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from hierplan.graph.picture import Edge, Node, Picture, render, shorten
+from hierplan.render.picture import Edge, Node, Picture, render, shorten
 
 RUN_STATUSES = ("running", "waiting", "interrupted", "failed", "done")
 ANSWER_CHARS = 40

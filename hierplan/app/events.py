@@ -1,0 +1,78 @@
+"""What a run tells whoever watches it: the Reporter the run service calls, and Events, the reporter that turns
+a run into events (dicts with an "event" key), for `--json` (one per line) and the web page (server-sent).
+
+Events, in order: ``run_started``, ``plan`` (the plan as it runs, tools decided; again after each replan),
+``step_finished`` (a step result), ``replan``, ``approval_needed``, ``final`` (the run's answer, as checked),
+``run_finished``; between them the nodes' own live events (``planning``, ``kind``, ``steps_started``,
+``code_attempt``, ``node_started``, ``final_token``, ...: LangGraph custom stream events, passed on as they are).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Reporter(Protocol):
+    def status(self, text: str) -> None:
+        """What the run is doing now (loading the model, planning, ...)."""
+
+    def run_started(self, run_id: str, task: str, *, resumed: bool, model: dict | None, kind: str | None) -> None:
+        """``kind``: the task's kind when already known (a resumed run's, or the caller's)."""
+
+    def update(self, node: str, update: dict[str, Any]) -> None:
+        """A node finished with this state update."""
+
+    def live(self, event: dict[str, Any]) -> None:
+        """An event a node emitted while it worked."""
+
+    def approval_needed(self, run_id: str, request: dict[str, Any]) -> None:
+        """The run stopped for a person to approve, edit or reject ``request["plan"]``."""
+
+    def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
+        """The run stopped: done (``final`` is its answer), waiting, interrupted or failed (``error``)."""
+
+    def close(self) -> None:
+        """Stop any progress display (before the terminal asks a question or the run stops)."""
+
+
+class Events:
+    """A Reporter that sends each happening as an event; subclasses say where (``emit``)."""
+
+    def __init__(self) -> None:
+        self.source: dict[str, Any] = {}
+
+    def emit(self, event: str, **fields: Any) -> None:
+        raise NotImplementedError
+
+    def status(self, text: str) -> None:
+        pass
+
+    def run_started(self, run_id: str, task: str, *, resumed: bool = False, model: dict | None = None,
+                    kind: str | None = None) -> None:
+        self.emit("run_started", run_id=run_id, task=task, resumed=resumed, model=model, kind=kind)
+
+    def update(self, node: str, update: dict[str, Any]) -> None:
+        if node == "planner":  # the plan comes out after the tool choice; its source is the planner's
+            self.source = {"source": update.get("plan_source"), "failures": len(update.get("plan_failures") or [])}
+        elif node == "tool_choice" and "plan" in update:
+            self.emit("plan", plan=update["plan"], **self.source)
+        elif node in ("python_step", "llm_step"):
+            for result in update.get("results") or []:
+                self.emit("step_finished", **result)
+        elif node == "replanner":
+            for revision in update.get("replans") or []:
+                self.emit("replan", **revision)
+
+    def live(self, event: dict[str, Any]) -> None:
+        self.emit(**event)
+
+    def approval_needed(self, run_id: str, request: dict[str, Any]) -> None:
+        self.emit("approval_needed", run_id=run_id, plan=request["plan"], error=request.get("error"))
+
+    def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
+        if final is not None:
+            self.emit("final", final=final)
+        self.emit("run_finished", run_id=run_id, status=status, final=final, error=error)
+
+    def close(self) -> None:
+        pass

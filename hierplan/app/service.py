@@ -1,0 +1,253 @@
+"""The run service: a run's lifecycle over one run database, the same for the CLI, the web page and any other
+caller. ``start``, ``resume``, ``decide`` and ``fork`` prepare a Run (recorded in the runs table, marked
+running); ``execute`` runs it to its end or its approval stop and keeps the runs table in step: the loaded
+model, then done, waiting, interrupted or failed. User errors are one-line UsageErrors; a run whose node
+raised is a RunFailed, saved and resumable.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping
+
+from hierplan.app.agent import ModelLoader, load_model, model_info
+from hierplan.app.events import Reporter
+from hierplan.errors import DatabaseError, HierplanError, UsageError
+from hierplan.options import RunOptions
+from hierplan.rules.kind import KINDS
+from hierplan.store import RunStore, check_run_id, database_errors, open_checkpointer
+from hierplan.store.runs import RunRecord
+
+MAX_TASK_CHARS = 20_000
+# Beside the options, a run's record keeps the caller's word on the task's kind and the run it was forked from.
+KIND_KEY = "kind"
+FORKED_FROM_KEY = "forked_from"
+
+Decision = dict[str, Any]
+Ask = Callable[[dict[str, Any]], "Decision | None"]
+"""Asked when a run stops for approval, with the request (the plan): the decision, or None to leave it waiting."""
+
+
+class RunFailed(HierplanError):
+    """A node raised (the model failed, say); what finished is saved and the run can be resumed."""
+
+
+@dataclass
+class Run:
+    """A run ready to execute: recorded, marked running, its store held until ``execute`` ends."""
+
+    id: str
+    task: str
+    options: RunOptions
+    kind: str | None
+    """The caller's word on the task's kind; None: the graph decides."""
+    store: RunStore
+    resumed: bool
+    decision: Decision | None = None
+    """A decision made before the run continued (``resume --approve``, the page's buttons): used at its
+    approval stop, once."""
+
+    def start_input(self) -> dict[str, Any]:
+        return {"task": self.task, **({"kind": self.kind} if self.kind else {})}
+
+
+def check_task(task: str) -> str:
+    """The task, stripped: valid UTF-8, not empty, not too long."""
+    try:
+        task.encode("utf-8")
+    except UnicodeEncodeError as exc:  # undecodable bytes in argv arrive as lone surrogates
+        raise UsageError(f"the task is not valid UTF-8 (character {exc.start})") from exc
+    task = task.strip()
+    if not task:
+        raise UsageError("the task is empty")
+    if len(task) > MAX_TASK_CHARS:
+        raise UsageError(f"the task is {len(task):,} characters; the limit is {MAX_TASK_CHARS:,}")
+    return task
+
+
+def check_kind(kind: str | None) -> str | None:
+    if kind is not None and kind not in KINDS:
+        raise UsageError(f"the kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    return kind
+
+
+@contextmanager
+def _closing_on_error(store: RunStore) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        store.close()
+        raise
+
+
+def _record(options: RunOptions, kind: str | None, **extra: Any) -> dict[str, Any]:
+    """What the runs table keeps of a run's options (never a secret: RunOptions holds none)."""
+    return {**options.to_dict(), **({KIND_KEY: kind} if kind else {}), **extra}
+
+
+class RunService:
+    """Runs over one database; ``load`` gives the model for a run's options (the web page: its one model)."""
+
+    def __init__(self, db: str, load: ModelLoader = load_model):
+        self.db = db
+        self.load = load
+
+    # --- preparing a run ------------------------------------------------------------------------------------
+    def start(self, task: str, options: RunOptions, *, kind: str | None = None, run_id: str | None = None) -> Run:
+        task, kind = check_task(task), check_kind(kind)
+        store = RunStore.open(self.db)
+        with _closing_on_error(store):
+            run_id = store.create(task, _record(options, kind), run_id)
+        return Run(run_id, task, options, kind, store, resumed=False)
+
+    def resume(self, run_id: str, overrides: Mapping[str, Any] | None = None, *,
+               decision: Decision | None = None) -> Run:
+        """Continue a run where it stopped, with ``overrides`` (options by name) over the run's own; refused
+        while another process runs it."""
+        store = RunStore.open(self.db)
+        with _closing_on_error(store):
+            record = self._stopped(store, run_id)
+            return self._continue(store, record, overrides, decision)
+
+    def decide(self, run_id: str, decision: Decision, overrides: Mapping[str, Any] | None = None) -> Run:
+        """Continue a run that waits for approval with a person's decision; refused for any other run."""
+        store = RunStore.open(self.db)
+        with _closing_on_error(store):
+            record = self._stopped(store, run_id)
+            if record.status != "waiting":
+                raise UsageError(f"run {record.id} is not waiting for approval")
+            return self._continue(store, record, overrides, decision)
+
+    def fork(self, run_id: str, at: str, overrides: Mapping[str, Any] | None = None,
+             new_run_id: str | None = None) -> Run:
+        """A new run whose head is checkpoint ``at`` of ``run_id`` (LangGraph time travel onto a new thread);
+        the original is untouched."""
+        store = RunStore.open(self.db)
+        with _closing_on_error(store):
+            record = store.get(check_run_id(run_id))
+            options, kind = self._options(record, overrides), record.options.get(KIND_KEY)
+            saver = open_checkpointer(self.db)
+            with database_errors(self.db):
+                tup = find_checkpoint(saver, record.id, at)
+            new_id = store.create(record.task, _record(options, kind, **{FORKED_FROM_KEY: record.id}), new_run_id)
+            with database_errors(self.db, writing=True):
+                copy_checkpoint(saver, tup, record.id, at, new_id)
+        return Run(new_id, record.task, options, kind, store, resumed=True)
+
+    @staticmethod
+    def _stopped(store: RunStore, run_id: str) -> RunRecord:
+        record = store.get(check_run_id(run_id))
+        if record.status == "running":
+            raise UsageError(f"run {record.id} is still running (pid {record.pid}); wait for it or stop it first")
+        return record
+
+    def _continue(self, store: RunStore, record: RunRecord, overrides: Mapping[str, Any] | None,
+                  decision: Decision | None) -> Run:
+        options = self._options(record, overrides)
+        store.set_status(record.id, "running")
+        return Run(record.id, record.task, options, record.options.get(KIND_KEY), store, resumed=True,
+                   decision=decision)
+
+    @staticmethod
+    def _options(record: RunRecord, overrides: Mapping[str, Any] | None) -> RunOptions:
+        """The run's options with those given now over them (a different --model, say)."""
+        return RunOptions.from_dict(record.options).merged(overrides or {})
+
+    # --- running it -----------------------------------------------------------------------------------------
+    def execute(self, run: Run, reporter: Reporter, ask: Ask | None = None) -> str:
+        """Run the graph to its end ("done") or its approval stop ("waiting": ``run.decision``, then ``ask``,
+        gave no decision). Ctrl-C leaves the run interrupted and is raised again; a node's failure leaves it
+        failed and is raised as RunFailed; an unusable decision leaves it waiting and is raised."""
+        try:
+            return self._execute(run, reporter, ask)
+        except KeyboardInterrupt:
+            reporter.close()
+            _record_status(run, "interrupted")
+            reporter.run_finished(run.id, "interrupted", error="interrupted by the user")
+            raise
+        except UsageError:  # an unusable decision (an invalid edited plan): the run still waits
+            reporter.close()
+            _record_status(run, "waiting")
+            raise
+        except Exception as exc:
+            reporter.close()
+            error = f"{type(exc).__name__}: {exc}"
+            _record_status(run, "failed", error)
+            reporter.run_finished(run.id, "failed", error=error)
+            raise RunFailed(f"run {run.id} failed: {error}; what finished is saved, continue with: "
+                            f"hierplan resume {run.id}") from exc
+        finally:
+            run.store.close()
+
+    def _execute(self, run: Run, reporter: Reporter, ask: Ask | None) -> str:
+        from langgraph.types import Command
+
+        from hierplan.graph.builder import build_graph
+
+        reporter.status("loading the model")
+        model = self.load(run.options)
+        info = model_info(model)
+        if info:
+            run.store.set_model(run.id, info)
+        graph = build_graph(model, open_checkpointer(self.db), options=run.options)
+        config = {"configurable": {"thread_id": run.id}}
+        state = graph.get_state(config)
+        reporter.run_started(run.id, run.task, resumed=run.resumed, model=info,
+                             kind=state.values.get("kind") or run.kind)
+        reporter.status("planning")
+        # A new run starts from its task; one stopped before its first checkpoint starts over; others go on.
+        graph_input: Any = None if state.created_at is not None else run.start_input()
+        while True:
+            for mode, chunk in graph.stream(graph_input, config, context=run.options,
+                                            stream_mode=["updates", "custom"]):
+                if mode == "custom":
+                    reporter.live(chunk)
+                    continue
+                for node, update in chunk.items():
+                    if isinstance(update, dict) and update:
+                        reporter.update(node, update)
+            state = graph.get_state(config)
+            if not state.interrupts:
+                break
+            request = state.interrupts[0].value
+            reporter.approval_needed(run.id, request)
+            decision, run.decision = run.decision, None  # used once: an invalid edit asks again
+            decision = decision or (ask(request) if ask else None)
+            if decision is None:
+                run.store.set_status(run.id, "waiting")
+                reporter.run_finished(run.id, "waiting")
+                return "waiting"
+            graph_input = Command(resume=decision)
+        final = state.values.get("final")
+        run.store.set_status(run.id, "done")
+        reporter.run_finished(run.id, "done", final=final)
+        return "done"
+
+
+def _record_status(run: Run, status: str, error: str | None = None) -> None:
+    """Best effort while handling another error: the database may be what failed (locked, full)."""
+    try:
+        run.store.set_status(run.id, status, error=error)
+    except DatabaseError:
+        pass  # the runs list shows the run as interrupted once this process is gone
+
+
+def find_checkpoint(saver: Any, run_id: str, checkpoint_id: str) -> Any:
+    tup = saver.get_tuple({"configurable": {"thread_id": run_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}})
+    if tup is None:
+        raise UsageError(f"run {run_id} has no checkpoint {checkpoint_id!r} (list them: hierplan show {run_id} --history)")
+    return tup
+
+
+def copy_checkpoint(saver: Any, tup: Any, run_id: str, checkpoint_id: str, new_run_id: str) -> None:
+    """Put a checkpoint (with its pending writes) at the head of a new thread; the original is untouched."""
+    metadata = {**tup.metadata, "source": "fork", "forked_from": f"{run_id}@{checkpoint_id}"}
+    config = saver.put({"configurable": {"thread_id": new_run_id, "checkpoint_ns": ""}}, tup.checkpoint, metadata,
+                       tup.checkpoint["channel_versions"])
+    by_task: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for task_id, channel, value in tup.pending_writes or []:
+        by_task[task_id].append((channel, value))
+    for task_id, writes in by_task.items():
+        saver.put_writes(config, writes, task_id)

@@ -1,0 +1,93 @@
+"""A run's text, as `hierplan show`, the live terminal output and the web page print it: plain strings (the
+terminal adds the colours), each built from a run's state values or one of its records."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+
+def describe_model(model: Mapping[str, Any]) -> str:
+    """"name on engine (quantization)" for a run's recorded model."""
+    where = f" on {model['engine']}" if model.get("engine") else ""
+    quant = f" ({model['quantization']})" if model.get("quantization") else ""
+    return f"{model.get('name', '?')}{where}{quant}"
+
+
+def format_kind(kind: str | None) -> str:
+    """Which branch the run takes: the task's kind (numeric or writing), once decided."""
+    return f"kind: {kind or 'not decided yet'}"
+
+
+def plan_lines(plan: Mapping[str, Any]) -> list[str]:
+    """One line per step: "  1. [python] Compute the total"."""
+    return [f"  {step['id']}. [{step['tool']}] {step['title']}" for step in plan.get("steps") or []]
+
+
+def revision_title(revision: Mapping[str, Any]) -> str:
+    return f"Replan after step {revision['failed_step']} failed"
+
+
+def revision_lines(revision: Mapping[str, Any]) -> list[str]:
+    """One replan: the new steps, or why there were none."""
+    lines = []
+    if not revision["applied"]:
+        reason = f" ({revision['parse_error']})" if revision.get("parse_error") else ""
+        lines.append(f"the model gave no usable revision{reason}; the plan goes on as it was")
+    return lines + plan_lines(revision)
+
+
+def format_check(check: Mapping[str, Any]) -> str:
+    """One line: what the independent programs of a step's check printed (the vote on its number)."""
+    answers = ", ".join("failed" if a is None else str(a) for a in check.get("answers") or [])
+    verdict = "kept" if not check.get("changed") else "changed to"
+    return (f"check: {check.get('programs')} programs printed {answers}; {check.get('agreed')} agree, "
+            f"{verdict} {check.get('chosen')}")
+
+
+def format_answer_check(check: Mapping[str, Any]) -> str:
+    """One line: does the answer's number agree with what the run computed (and was the answer corrected)."""
+    verdict = "ok" if check.get("ok") else ("corrected" if check.get("corrected") else "MISMATCH")
+    line = f"Answer check: {verdict} (answer {check.get('answer_number')}, computed {check.get('computed')})"
+    return f"{line}: {check['note']}" if check.get("note") else line
+
+
+def describe_instructions(check: Mapping[str, Any]) -> str:
+    """One line: which of the task's checkable instructions the first answer broke, what was done about it,
+    and what the kept answer still breaks."""
+    n = len(check["instructions"])
+    if not check["draft_problems"]:
+        return f"instructions check: the answer met all {n} checkable instructions of the task"
+    rewrites = [r for r in check["revisions"] if r.get("kind") != "dropped_repeats"]
+    dropped = len(rewrites) < len(check["revisions"])
+    done = ["repeated lines dropped"] if dropped else []
+    done += [f"written anew {len(rewrites)} time(s)"] if rewrites else []
+    what = ", ".join(done) or "not revised"
+    state = "now meets all" if check["ok"] else f"still breaks {len(check['problems'])} of"
+    return (f"instructions check: the first answer broke {len(check['draft_problems'])} of {n} checkable "
+            f"instructions ({'; '.join(check['draft_problems'])}); {what}, it {state} {n}"
+            + (f" ({'; '.join(check['problems'])})" if check["problems"] else ""))
+
+
+def all_calls(values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every model call of a run: the nodes' own and those each step result keeps."""
+    calls = list(values.get("calls") or [])
+    for result in values.get("results") or []:
+        calls.extend(result.get("calls") or [])
+    return calls
+
+
+def format_calls(values: Mapping[str, Any]) -> str:
+    """A table: calls, tokens and seconds per node and in total."""
+    totals: dict[str, list[float]] = {}
+    for c in all_calls(values):
+        t = totals.setdefault(c["node"], [0, 0, 0, 0.0])
+        t[0] += 1
+        t[1] += c.get("prompt_tokens") or 0
+        t[2] += c.get("generated_tokens") or 0
+        t[3] += c["seconds"]
+    lines = [f"{'node':<18} {'calls':>5} {'prompt tok':>10} {'gen tok':>8} {'seconds':>8}"]
+    for node, (n, p, g, s) in totals.items():
+        lines.append(f"{node:<18} {n:>5} {p:>10} {g:>8} {s:>8.1f}")
+    n, p, g, s = (sum(t[i] for t in totals.values()) for i in range(4))
+    lines.append(f"{'total':<18} {n:>5} {p:>10} {g:>8} {s:>8.1f}")
+    return "\n".join(lines)
