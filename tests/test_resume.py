@@ -123,15 +123,20 @@ WORKER = textwrap.dedent("""
 """)
 
 
-def test_a_run_killed_in_one_process_is_resumed_in_another(tmp_path):
+def killed_then_resumed(tmp_path, source: str) -> dict:
+    """Run ``source`` (a worker script) until it dies with exit code 9, resume it in a new process; its report."""
     worker = tmp_path / "worker.py"
-    worker.write_text(WORKER.format(tests=str(Path(__file__).parent)))
+    worker.write_text(source.format(tests=str(Path(__file__).parent)))
     db = str(tmp_path / "runs.sqlite")
     first = subprocess.run([sys.executable, str(worker), "start", db], capture_output=True, text=True)
     assert first.returncode == 9, first.stderr
     second = subprocess.run([sys.executable, str(worker), "resume", db], capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
-    report = json.loads(second.stdout)
+    return json.loads(second.stdout)
+
+
+def test_a_run_killed_in_one_process_is_resumed_in_another(tmp_path):
+    report = killed_then_resumed(tmp_path, WORKER)
     assert report["outputs"] == ["one", "two", "three"]
     assert report["calls"] == ["llm_step", "aggregator"]  # no planner, no step 1 or 2 again
 
@@ -160,14 +165,7 @@ REVISION_WORKER = textwrap.dedent("""
 
 
 def test_a_run_killed_during_a_revision_resumes_at_the_revision(tmp_path):
-    worker = tmp_path / "worker.py"
-    worker.write_text(REVISION_WORKER.format(tests=str(Path(__file__).parent)))
-    db = str(tmp_path / "runs.sqlite")
-    first = subprocess.run([sys.executable, str(worker), "start", db], capture_output=True, text=True)
-    assert first.returncode == 9, first.stderr
-    second = subprocess.run([sys.executable, str(worker), "resume", db], capture_output=True, text=True)
-    assert second.returncode == 0, second.stderr
-    report = json.loads(second.stdout)
+    report = killed_then_resumed(tmp_path, REVISION_WORKER)
     assert report["calls"] == ["reviser"]  # no planner, steps or aggregator again: the draft's check was saved
     assert report["final"] == "- green tea\n- black tea\n- white tea"
     assert report["check"]["draft"] == "- green tea\n- black tea" and report["check"]["ok"]
