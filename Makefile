@@ -17,7 +17,7 @@ EMBEDDED_MODEL := qwen2.5-coder-1.5b
 # Pinned: an unpinned torch pulls a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: setup demo test bench bench-long clean
+.PHONY: setup demo test bench bench-long bench-deps clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	@test -n "$(PYTHON)" || { echo "hierplan needs Python 3.11+ with the venv module (python3 -m venv)"; exit 1; }
@@ -53,6 +53,13 @@ bench: setup
 bench-long: setup
 	$(PY) bench/vs_model_alone.py --limit 40 --seed 11 --out bench-out/vs-numeric-40.jsonl --doc
 	$(PY) bench/vs_model_alone.py --writing --seed 11 --out bench-out/vs-writing-20.jsonl --doc
+
+# IFEval's official checkers for bench/vs_instructions.py (bench-only: the product never imports them). lm-eval
+# --no-deps: its task registry pulls in datasets and torch; the checkers need only these four and NLTK's punkt_tab.
+bench-deps: setup
+	$(PY) -m pip install --quiet --no-deps lm-eval==0.4.13
+	$(PY) -m pip install --quiet langdetect immutabledict nltk absl-py
+	$(PY) bench/punkt_tab.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

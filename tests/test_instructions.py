@@ -133,8 +133,8 @@ def test_repeated_lines_are_dropped_without_a_model_call_and_the_rest_kept():
     assert calls == [] and check["ok"] and check["revised"]
     assert final.count("keeps past decisions for later runs") == 1 and final.count("say it twice in code") == 2
     assert final.splitlines()[-1] == "- Ship it to the small team" and "Build:" in final
-    assert check["revisions"] == [{"attempt": 0, "kind": "dropped_repeats", "problems": []}]
-    assert "repeated lines dropped, it now meets all 1" in describe(check)
+    assert check["revisions"] == [{"attempt": 0, "kind": "by_program", "problems": []}]
+    assert "fixed by program, it now meets all 1" in describe(check)
 
 
 def test_after_dropping_repeats_the_model_is_asked_only_for_what_is_still_wrong():

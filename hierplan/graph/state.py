@@ -125,11 +125,12 @@ class AnswerCheckDict(TypedDict):
 
 
 class InstructionRoundDict(TypedDict):
-    """One round of the instruction check: dropped repeats (attempt 0) or a rewrite (attempt 1, 2, ...)."""
+    """One round of the instruction check: fixed by program (attempt 0: repeated lines, case, commas, quotes, the
+    ending, JSON) or written anew by the reviser (attempt 1, 2, ...)."""
 
     attempt: int
     problems: list[str]
-    kind: NotRequired[Literal["dropped_repeats"]]
+    kind: NotRequired[Literal["by_program"]]
 
 
 class InstructionCheckDict(TypedDict):

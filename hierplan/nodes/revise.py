@@ -3,8 +3,9 @@ nodes: check_instructions reads the instructions and checks the latest answer; r
 answer anew, told exactly what the latest one broke ("it has 7 bullet points; the task asks for exactly 5"), at
 most config.MAX_REVISIONS times.
 
-Lines said twice are first dropped by program (no model call): removing an exact copy loses nothing, where a
-rewrite from the task alone gave a thinner answer. The answer kept (``final``) is the one that breaks the fewest
+What a program can fix without losing anything is fixed first, with no model call (rules.instructions.
+repair_by_program): lines said twice are dropped, and the case, commas, quotes, ending and JSON the task asks for
+are applied; a rewrite from the task alone gives a thinner answer. Every rewrite goes through the same fixes. The answer kept (``final``) is the one that breaks the fewest
 instructions, the draft on a tie; every round is recorded (``instruction_check``).
 
 Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
@@ -27,7 +28,7 @@ from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
-from hierplan.rules.instructions import ALWAYS, drop_repeated_lines, problems, read_instructions
+from hierplan.rules.instructions import ALWAYS, problems, read_instructions, repair_by_program
 
 EMPTY_REVISION = "the revision was empty"
 
@@ -48,18 +49,18 @@ def check_instructions(state: AgentState) -> AgentState:
 
 
 def first_check(task: str, draft: str) -> tuple[InstructionCheckDict, str]:
-    """(the check of the aggregator's draft, the answer to keep: the draft, or the draft less repeated lines
+    """(the check of the aggregator's draft, the answer to keep: the draft, or the draft as repaired by program
     when that breaks fewer instructions)."""
     instructions = [*read_instructions(task), *ALWAYS]
     draft_problems = problems(instructions, draft)
     kept, kept_problems = draft, draft_problems
     rounds: list[InstructionRoundDict] = []
-    deduplicated = drop_repeated_lines(draft)
-    if deduplicated != draft:
-        deduplicated_problems = problems(instructions, deduplicated)
-        rounds.append({"attempt": 0, "kind": "dropped_repeats", "problems": deduplicated_problems})
-        if len(deduplicated_problems) < len(kept_problems):
-            kept, kept_problems = deduplicated, deduplicated_problems
+    repaired = repair_by_program(instructions, draft)
+    if repaired != draft:
+        repaired_problems = problems(instructions, repaired)
+        rounds.append({"attempt": 0, "kind": "by_program", "problems": repaired_problems})
+        if len(repaired_problems) < len(kept_problems):
+            kept, kept_problems = repaired, repaired_problems
     check: InstructionCheckDict = {
         "kind": "instructions", "instructions": instructions, "draft": draft, "draft_problems": draft_problems,
         "revisions": rounds, "revised": kept != draft, "problems": kept_problems, "to_fix": kept_problems,
@@ -68,7 +69,8 @@ def first_check(task: str, draft: str) -> tuple[InstructionCheckDict, str]:
 
 
 def with_revision(check: InstructionCheckDict, kept: str, revision: str) -> tuple[InstructionCheckDict, str]:
-    """(the check with the reviser's latest answer as a new round, the answer to keep)."""
+    """(the check with the reviser's latest answer, repaired by program, as a new round; the answer to keep)."""
+    revision = repair_by_program(check["instructions"], revision) if revision else revision
     found = problems(check["instructions"], revision) if revision else [EMPTY_REVISION]
     kept_problems = check["problems"]
     if revision and len(found) < len(kept_problems):
@@ -80,7 +82,7 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str) -> tupl
 
 def rewrites(check: InstructionCheckDict) -> int:
     """How many times the model has written the answer anew."""
-    return sum(1 for r in check["revisions"] if r.get("kind") != "dropped_repeats")
+    return sum(1 for r in check["revisions"] if r.get("kind") != "by_program")
 
 
 def after_instruction_check(state: AgentState) -> Literal["reviser", "__end__"]:

@@ -57,9 +57,9 @@ def describe_instructions(check: Mapping[str, Any]) -> str:
     n = len(check["instructions"])
     if not check["draft_problems"]:
         return f"instructions check: the answer met all {n} checkable instructions of the task"
-    rewrites = [r for r in check["revisions"] if r.get("kind") != "dropped_repeats"]
-    dropped = len(rewrites) < len(check["revisions"])
-    done = ["repeated lines dropped"] if dropped else []
+    rewrites = [r for r in check["revisions"] if r.get("kind") != "by_program"]
+    by_program = len(rewrites) < len(check["revisions"])
+    done = ["fixed by program"] if by_program else []
     done += [f"written anew {len(rewrites)} time(s)"] if rewrites else []
     what = ", ".join(done) or "not revised"
     state = "now meets all" if check["ok"] else f"still breaks {len(check['problems'])} of"

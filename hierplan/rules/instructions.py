@@ -16,6 +16,7 @@ from typing import Any
 
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
 from hierplan.config import MIN_LIST_ITEMS, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
+from hierplan.rules.form import fix_form, form_problem, read_form
 from hierplan.rules.text import PYTHON_LABELS, split_code
 from hierplan.rules.text import words as prose_words
 
@@ -150,7 +151,17 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
         if re.search(r"\b(?:not|never|without)\s+$", task[:m.start()]):
             continue
         found += [{"kind": "mentions", "term": t} for t in _terms(m.group(1))]
-    return found
+    return _unique(found + read_form(task))
+
+
+def _unique(instructions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each instruction once (two phrasings of one instruction read the same), in the order first read."""
+    seen: list[dict[str, Any]] = []
+    for instruction in instructions:
+        key = {**instruction, **({"word": instruction["word"].lower()} if "word" in instruction else {})}
+        if key not in [{**s, **({"word": s["word"].lower()} if "word" in s else {})} for s in seen]:
+            seen.append(instruction)
+    return seen
 
 
 def _terms(clause: str) -> list[str]:
@@ -247,6 +258,8 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
     if kind == "mentions":
         words = instruction["term"].split()
         return None if all(_word_in(w, text) for w in words) else f"it does not mention {instruction['term']}"
+    if kind in FORM_KINDS:
+        return form_problem(instruction, text)
     raise ValueError(f"unknown instruction kind {kind!r}")
 
 
@@ -272,6 +285,17 @@ def drop_repeated_lines(text: str) -> str:
             seen.add(key)
         kept.append(line)
     return "\n".join(kept)
+
+
+FORM_KINDS = ("lowercase", "uppercase", "no_commas", "quoted", "ends_with", "json", "title", "highlights",
+              "placeholders", "postscript", "paragraphs", "sections", "two_responses", "sentences", "word_times",
+              "letter_times", "repeat_request")
+
+
+def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
+    """``text`` with what a program can fix without losing anything: lines said twice dropped, and the form
+    instructions (case, commas, quotes, the ending, JSON) applied (rules.form.fix_form)."""
+    return fix_form(instructions, drop_repeated_lines(text))
 
 
 def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:
