@@ -33,6 +33,20 @@ MAX_TIE_BREAKS = 2
 MAX_REVISIONS = 2
 """Rewrites of an answer that breaks the task's checkable instructions (nodes.instructions)."""
 
+# Registered tools (build_graph's ``tools``, MCP servers' tools): nodes/tool_step.py, tools/registered.py, tools/mcp.py.
+TOOL_TIMEOUT_S = 60.0
+"""One tool call's limit; a call still running then is a failed step (an async tool's call is cancelled: an MCP
+server's session closes, which ends a stdio server's process)."""
+TOOL_CANCEL_GRACE_S = 5.0
+"""After the limit: how long a cancelled call may take to close its session before the step is failed anyway."""
+TOOL_RESULT_CHARS = 20_000
+"""A tool's result kept with the step (checkpointed with every later state): longer ones are kept as truncated
+text."""
+TOOL_DESCRIPTION_CHARS = 400
+"""What the planner and the argument request show of a tool's description (an MCP server's may be pages long)."""
+MCP_LOAD_TIMEOUT_S = 60.0
+"""Listing an MCP server's tools at the start of a run (a stdio server's start included)."""
+
 # Two written numbers within this are the same number.
 NUMBER_TOLERANCE = Decimal("1e-6")
 # An answer that states the computed value times or divided by one of these says the same quantity in another

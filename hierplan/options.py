@@ -21,10 +21,12 @@ Quantize = Literal["4bit", "none"]
 LEGACY_FLAGS = {"no_constrain": "constrain", "sequential": "parallel"}
 
 
-def _opt(help: str, *, flag: str | None = None, load: bool = False, **extra: Any) -> dict[str, Any]:
+def _opt(help: str, *, flag: str | None = None, load: bool = False, host: bool = False,
+         **extra: Any) -> dict[str, Any]:
     """Field metadata: ``help`` for --help, ``flag`` the CLI flag where it is not --<name> (a negative flag
-    for a boolean that defaults to True), ``load``: the option chooses the model (a new model to load)."""
-    return {"help": help, "flag": flag, "load": load, **extra}
+    for a boolean that defaults to True), ``load``: the option chooses the model (a new model to load),
+    ``host``: only the command line sets it, never the web page's form or a server's client (it starts programs)."""
+    return {"help": help, "flag": flag, "load": load, "host": host, **extra}
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,10 @@ class RunOptions:
     """How often a failing program is shown to the model to repair."""
     approve: bool = field(default=False, metadata=_opt("stop after planning until the plan is approved"))
     """Stop after planning until a person approves, edits or rejects the plan."""
+    mcp: str | None = field(default=None, metadata=_opt(
+        'a JSON file of MCP servers ({"mcpServers": {"NAME": {"command": ..., "args": [...]}}}) whose tools plan '
+        "steps may call (needs hierplan[mcp])", host=True, metavar="FILE"))
+    """The MCP servers' configuration file (its absolute path, as the run service records it)."""
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> "RunOptions":

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 MIN_STEPS = 3
@@ -18,6 +20,9 @@ MAX_INSTRUCTION_CHARS = 500
 MAX_EXPECTED_CHARS = 240
 
 Tool = Literal["none", "llm", "python"]
+"""The tools every plan may name; a graph built with registered tools (build_graph's ``tools``) also takes
+their names (plan_models)."""
+BUILTIN_TOOLS: tuple[str, ...] = get_args(Tool)
 # constrained: the local grammar; json_schema | json_object | tool_calling: constrained by a model server.
 PlanSource = Literal["model", "retry", "fallback", "constrained", "json_schema", "json_object", "tool_calling",
                      "edited"]
@@ -106,6 +111,58 @@ class DraftRevision(Revision):
     steps: list[DraftStep] = Field(min_length=1, max_length=MAX_REVISED_STEPS)
 
 
+@dataclass(frozen=True)
+class PlanModels:
+    """The plan models for one set of registered tools: what the planner and replanner are constrained to and
+    what a plan (a person's edit included) is validated with."""
+
+    plan: type[Plan]
+    draft: type[DraftPlan]
+    revision: type[Revision]
+    draft_revision: type[DraftRevision]
+    tools: tuple[str, ...]
+    """The registered tools' names (the built-in ones not included)."""
+
+
+@cache
+def plan_models(tools: tuple[str, ...] = ()) -> PlanModels:
+    """The plan models whose steps may name the built-in tools and ``tools``: the same classes as above,
+    with the step's ``tool`` enum extended, so the local grammar and a server-side schema list the names
+    (every other part of the JSON schema is unchanged). No tools: the classes above themselves."""
+    if not tools:
+        return PlanModels(Plan, DraftPlan, Revision, DraftRevision, ())
+    check_tool_names(tools)
+    tool_type = Literal[(*BUILTIN_TOOLS, *tools)]  # type: ignore[valid-type]
+    step = create_model("Step", __base__=Step, __doc__=Step.__doc__, tool=(tool_type, ...))
+    draft_step = create_model("DraftStep", __base__=DraftStep, __doc__=DraftStep.__doc__, tool=(tool_type, ...))
+
+    def steps(item: type, lo: int, hi: int) -> Any:
+        return (list[item], Field(min_length=lo, max_length=hi))  # type: ignore[valid-type]
+
+    return PlanModels(
+        plan=create_model("Plan", __base__=Plan, __doc__=Plan.__doc__, steps=steps(step, MIN_STEPS, MAX_STEPS)),
+        draft=create_model("DraftPlan", __base__=DraftPlan, __doc__=DraftPlan.__doc__,
+                           steps=steps(draft_step, MIN_STEPS, MAX_STEPS)),
+        revision=create_model("Revision", __base__=Revision, __doc__=Revision.__doc__,
+                              steps=steps(step, 1, MAX_REVISED_STEPS)),
+        draft_revision=create_model("DraftRevision", __base__=DraftRevision, __doc__=DraftRevision.__doc__,
+                                    steps=steps(draft_step, 1, MAX_REVISED_STEPS)),
+        tools=tools)
+
+
+def check_tool_names(names: Any) -> None:
+    """Registered tools' names: each a non-empty string, none twice, none a built-in tool's (ValueError)."""
+    seen: set[str] = set()
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"a tool's name must be a non-empty string, got {name!r}")
+        if name in BUILTIN_TOOLS:
+            raise ValueError(f"a tool may not be named {name!r}: the plan's own tools are {', '.join(BUILTIN_TOOLS)}")
+        if name in seen:
+            raise ValueError(f"two tools are named {name!r}")
+        seen.add(name)
+
+
 def short_error(exc: Exception) -> str:
     """Why a plan (or revision) is invalid, in one line: up to five "field.path: message" parts.
 
@@ -143,7 +200,8 @@ class CodeAttempt(BaseModel):
 class StepResult(BaseModel):
     step_id: int
     title: str
-    tool: Tool
+    tool: str
+    """none, llm, python or a registered tool's name."""
     output: str
     ok: bool
     error: str | None = None
@@ -155,6 +213,10 @@ class StepResult(BaseModel):
     """An independent check of the step's number (hierplan.nodes.vote): what each program printed, the
     number kept and how many agreed; None when the step was not checked."""
     seconds: float = 0.0
+    tool_args: dict[str, Any] | None = None
+    """A registered tool's step: the arguments it was called with (None: never called)."""
+    tool_result: Any = None
+    """A registered tool's step: what the tool returned, JSON-safe (None when the call failed)."""
 
     def as_state(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

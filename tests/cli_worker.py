@@ -12,6 +12,7 @@ Configured by environment variables:
                "seconds": 30},               # how long to sleep once the marker is written
      "busy_timeout_ms": 300,                 # hierplan.store.sqlite.BUSY_TIMEOUT_MS for this process
      "tag": "run-a",                         # llm_step replies are "run-a: answer for step N"
+     "tool_args": {"seconds": 30},           # every tool_step reply (a registered tool's arguments, as JSON)
      "fail": {"at": "llm_step", "step": 2, "message": "boom"}}   # raise RuntimeError(message) there
   "sandbox" pauses nothing itself: it writes the marker as soon as the sandbox process is spawned.
 - HIERPLAN_WORKER_DIR: folder for the marker file ``paused`` (written when the pause point is reached).
@@ -84,13 +85,16 @@ def install_fake(spec: dict) -> None:
                 return plan_text
             if node == "python_step":
                 return code
+            if node == "tool_step":
+                return json.dumps(spec.get("tool_args") or {})
             if node == "aggregator":
                 return "FINAL ANSWER"
             return f"{tag}answer for step {step}"
         return answer
 
     def fake_load(model=None, **kwargs):
-        default = {n: reply(n) for n in ("planner", "planner_retry", "llm_step", "python_step", "aggregator")}
+        default = {n: reply(n) for n in ("planner", "planner_retry", "llm_step", "python_step", "tool_step",
+                                         "aggregator")}
         return ScriptedChatModel(default=default)
 
     hierplan.models.load_chat_model = fake_load

@@ -32,6 +32,8 @@ def node_of(messages: list[BaseMessage]) -> str:
         return "reviser"
     if system == prompts.REPLANNER_SYSTEM:
         return "replanner"
+    if system.startswith(prompts.TOOL_SYSTEM.split("{")[0]):
+        return "tool_step"
     return "llm_step"
 
 

@@ -26,7 +26,7 @@ def test_graph_matches_the_mermaid_snapshot():
 def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
     graph = drawn()
     assert set(graph.nodes) == {"__start__", "classify", "planner", "tool_choice", "approval", "scheduler",
-                                "python_step", "llm_step", "replanner", "checker", "vote", "aggregator",
+                                "python_step", "llm_step", "tool_step", "replanner", "checker", "vote", "aggregator",
                                 "answer_check", "check_instructions", "reviser", "__end__"}
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
     # The kind is decided first; tool choice follows the planner and the replanner.
@@ -34,8 +34,10 @@ def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
             ("replanner", "tool_choice", False)} <= edges
     assert {("tool_choice", "approval", True), ("tool_choice", "scheduler", True)} <= edges
     # The scheduler loop, and where it ends: the checker's programs join the vote; the vote loops for tie-breaks.
-    assert {("scheduler", t, True) for t in ("python_step", "llm_step", "replanner", "checker", "aggregator")} <= edges
-    assert {("python_step", "scheduler", False), ("llm_step", "scheduler", False), ("checker", "vote", False),
+    assert {("scheduler", t, True)
+            for t in ("python_step", "llm_step", "tool_step", "replanner", "checker", "aggregator")} <= edges
+    assert {("python_step", "scheduler", False), ("llm_step", "scheduler", False), ("tool_step", "scheduler", False),
+            ("checker", "vote", False),
             ("vote", "checker", True), ("vote", "aggregator", True)} <= edges
     # After the answer: a numeric one is checked against its computation, a writing one revised in a loop.
     assert {("aggregator", "answer_check", True), ("aggregator", "check_instructions", True),

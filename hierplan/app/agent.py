@@ -3,14 +3,18 @@ hierplan.graph.builder.build_graph, the one function every entry point compiles 
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from hierplan.options import RunOptions
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool
 
 ModelLoader = Callable[[RunOptions], "BaseChatModel"]
+ToolLoader = Callable[[RunOptions], "list[BaseTool]"]
 
 
 def load_model(options: RunOptions) -> BaseChatModel:
@@ -28,3 +32,20 @@ def model_info(model: Any) -> dict[str, Any] | None:
     info = (getattr(model, "metadata", None) or {}).get("hierplan_model") or {}
     brief = {k: info.get(k) for k in ("name", "engine", "quantization", "device") if info.get(k) is not None}
     return brief or None
+
+
+def load_tools(options: RunOptions) -> list[BaseTool]:
+    """The registered tools the options name: the MCP servers' of ``mcp`` (none without it). A bad file or a
+    server that gives no tools is one UsageError line."""
+    if not options.mcp:
+        return []
+    from hierplan.tools.mcp import load_tools as mcp_tools
+
+    return mcp_tools(options.mcp)
+
+
+def with_absolute_paths(options: RunOptions) -> RunOptions:
+    """The options with ``mcp`` as an absolute path: a run is resumed from anywhere."""
+    if not options.mcp:
+        return options
+    return replace(options, mcp=str(Path(options.mcp).expanduser().resolve()))

@@ -4,7 +4,8 @@ a run into events (dicts with an "event" key), for `--json` (one per line) and t
 Events, in order: ``run_started``, ``plan`` (the plan as it runs, tools decided; again after each replan),
 ``step_finished`` (a step result), ``replan``, ``approval_needed``, ``final`` (the run's answer, as checked),
 ``run_finished``; between them the nodes' own live events (``planning``, ``kind``, ``steps_started``,
-``code_attempt``, ``node_started``, ``final_token``, ...: LangGraph custom stream events, passed on as they are).
+``code_attempt``, ``tool_call``, ``node_started``, ``final_token``, ...: LangGraph custom stream events, passed on
+as they are).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class Events:
             self.source = {"source": update.get("plan_source"), "failures": len(update.get("plan_failures") or [])}
         elif node == "tool_choice" and "plan" in update:
             self.emit("plan", plan=update["plan"], **self.source)
-        elif node in ("python_step", "llm_step"):
+        elif node in ("python_step", "llm_step", "tool_step"):
             for result in update.get("results") or []:
                 self.emit("step_finished", **result)
         elif node == "replanner":
@@ -67,7 +68,8 @@ class Events:
         self.emit(**event)
 
     def approval_needed(self, run_id: str, request: dict[str, Any]) -> None:
-        self.emit("approval_needed", run_id=run_id, plan=request["plan"], error=request.get("error"))
+        self.emit("approval_needed", run_id=run_id, plan=request["plan"], error=request.get("error"),
+                  **({"tools": request["tools"]} if request.get("tools") else {}))
 
     def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
         if final is not None:

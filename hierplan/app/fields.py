@@ -97,7 +97,7 @@ def from_form(form: Mapping[str, str]) -> dict[str, Any]:
     (the page's runs share the model its server loaded); a checkbox is always given, on or off."""
     given: dict[str, Any] = {}
     for f in fields(RunOptions):
-        if f.metadata.get("load"):
+        if f.metadata.get("load") or f.metadata.get("host"):
             continue
         kind, _ = value_type(f)
         if kind is bool:  # a ticked box is the flag given
@@ -118,12 +118,15 @@ def _parse(f: Field, kind: type, raw: str) -> Any:
 
 # --- a server's configurable / context ----------------------------------------------------------------------
 
-def from_mapping(values: Mapping[str, Any], label: Label = named) -> dict[str, Any]:
+def from_mapping(values: Mapping[str, Any], label: Label = named, *, host: bool = False) -> dict[str, Any]:
     """The options among ``values`` (a server's configurable or context), by field name,
     checked; other keys are ignored, None is "not given". An option may be set by its flag's name too
-    (``sequential: true`` for ``parallel: false``)."""
+    (``sequential: true`` for ``parallel: false``). The host's options (``mcp``) are read only with ``host``
+    (the server's own defaults), never from a client."""
     given: dict[str, Any] = {}
     for f in fields(RunOptions):
+        if f.metadata.get("host") and not host:
+            continue
         if values.get(f.name) is not None:
             given[f.name] = values[f.name]
         elif key(f) != f.name and values.get(key(f)) is not None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
-from hierplan.app.agent import ModelLoader, load_model, model_info
+from hierplan.app.agent import ModelLoader, ToolLoader, load_model, load_tools, model_info, with_absolute_paths
 from hierplan.app.events import Reporter
 from hierplan.errors import DatabaseError, HierplanError, UsageError
 from hierplan.options import RunOptions
@@ -48,6 +48,8 @@ class Run:
     decision: Decision | None = None
     """A decision made before the run continued (``resume --approve``, the page's buttons): used at its
     approval stop, once."""
+    tools: list[Any] = field(default_factory=list)
+    """The registered tools its steps may call (its MCP servers'), loaded when the run was prepared."""
 
     def start_input(self) -> dict[str, Any]:
         return {"task": self.task, **({"kind": self.kind} if self.kind else {})}
@@ -88,19 +90,24 @@ def _record(options: RunOptions, kind: str | None, **extra: Any) -> dict[str, An
 
 
 class RunService:
-    """Runs over one database; ``load`` gives the model for a run's options (the web page: its one model)."""
+    """Runs over one database; ``load`` gives the model for a run's options (the web page: its one model),
+    ``load_tools`` the registered tools (its MCP servers' tools)."""
 
-    def __init__(self, db: str, load: ModelLoader = load_model):
+    def __init__(self, db: str, load: ModelLoader = load_model, load_tools: ToolLoader = load_tools):
         self.db = db
         self.load = load
+        self.load_tools = load_tools
 
     # --- preparing a run ------------------------------------------------------------------------------------
     def start(self, task: str, options: RunOptions, *, kind: str | None = None, run_id: str | None = None) -> Run:
+        """A new run. Its tools are loaded first: a run whose MCP servers give none is never recorded."""
         task, kind = check_task(task), check_kind(kind)
+        options = with_absolute_paths(options)
+        tools = self.load_tools(options)
         store = RunStore.open(self.db)
         with _closing_on_error(store):
             run_id = store.create(task, _record(options, kind), run_id)
-        return Run(run_id, task, options, kind, store, resumed=False)
+        return Run(run_id, task, options, kind, store, resumed=False, tools=tools)
 
     def resume(self, run_id: str, overrides: Mapping[str, Any] | None = None, *,
                decision: Decision | None = None) -> Run:
@@ -131,10 +138,11 @@ class RunService:
             saver = open_checkpointer(self.db)
             with database_errors(self.db):
                 tup = find_checkpoint(saver, record.id, at)
+            tools = self.load_tools(options)
             new_id = store.create(record.task, _record(options, kind, **{FORKED_FROM_KEY: record.id}), new_run_id)
             with database_errors(self.db, writing=True):
                 copy_checkpoint(saver, tup, record.id, at, new_id)
-        return Run(new_id, record.task, options, kind, store, resumed=True)
+        return Run(new_id, record.task, options, kind, store, resumed=True, tools=tools)
 
     @staticmethod
     def _stopped(store: RunStore, run_id: str) -> RunRecord:
@@ -146,14 +154,15 @@ class RunService:
     def _continue(self, store: RunStore, record: RunRecord, overrides: Mapping[str, Any] | None,
                   decision: Decision | None) -> Run:
         options = self._options(record, overrides)
+        tools = self.load_tools(options)  # before the run is marked running: a server that fails leaves it as it was
         store.set_status(record.id, "running")
         return Run(record.id, record.task, options, record.options.get(KIND_KEY), store, resumed=True,
-                   decision=decision)
+                   decision=decision, tools=tools)
 
     @staticmethod
     def _options(record: RunRecord, overrides: Mapping[str, Any] | None) -> RunOptions:
         """The run's options with those given now over them (a different --model, say)."""
-        return RunOptions.from_dict(record.options).merged(overrides or {})
+        return with_absolute_paths(RunOptions.from_dict(record.options).merged(overrides or {}))
 
     # --- running it -----------------------------------------------------------------------------------------
     def execute(self, run: Run, reporter: Reporter, ask: Ask | None = None) -> str:
@@ -191,7 +200,7 @@ class RunService:
         info = model_info(model)
         if info:
             run.store.set_model(run.id, info)
-        graph = build_graph(model, open_checkpointer(self.db), options=run.options)
+        graph = build_graph(model, open_checkpointer(self.db), options=run.options, tools=run.tools)
         config = {"configurable": {"thread_id": run.id}}
         state = graph.get_state(config)
         reporter.run_started(run.id, run.task, resumed=run.resumed, model=info,

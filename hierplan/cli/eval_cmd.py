@@ -44,7 +44,7 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
     p.add_argument("--json", action="store_true", help="print the totals as one JSON object on stdout")
     from hierplan.app.fields import add_arguments
 
-    add_arguments(p, skip=("approve",))  # nobody is there to approve a plan
+    add_arguments(p, skip=("approve", "mcp"))  # nobody is there to approve a plan; tools in evaluations: not yet
     from hierplan.eval.distributed import add_ray_options  # argparse only: Ray loads when --ray is used
 
     add_ray_options(p)

@@ -108,6 +108,8 @@ def print_run(record: Any, values: dict[str, Any]) -> None:
         if r:
             if r.get("code"):
                 console.print(r["code"], markup=False, style="cyan")
+            if call := text.format_tool_call(r):
+                console.print(call, markup=False, style="cyan")
             console.print(r["output"], markup=False)
             if r.get("check"):
                 console.print(text.format_check(r["check"]), markup=False)

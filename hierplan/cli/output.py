@@ -7,8 +7,10 @@ import sys
 from typing import Any, TextIO
 
 from hierplan.app.events import Events
-from hierplan.render.text import (describe_model, format_check, format_kind, plan_lines, revision_lines,
-                                  revision_title)
+from hierplan.render.text import (describe_model, format_check, format_kind, format_tool_call, plan_lines,
+                                  planned_tool_calls, revision_lines, revision_title)
+
+STEP_NODES = ("python_step", "llm_step", "tool_step")
 
 
 class JsonReporter(Events):
@@ -59,7 +61,7 @@ class HumanReporter:
             if self.plan is None:  # the plan as it runs; after a replan the revision is printed instead
                 self._print_plan(update["plan"], self.source)
             self.plan = update["plan"]
-        elif node in ("python_step", "llm_step"):
+        elif node in STEP_NODES:
             for result in update.get("results") or []:
                 self.done.add(result["step_id"])
                 self._print_step(result)
@@ -96,6 +98,10 @@ class HumanReporter:
         self.close()
         if self.plan is None:  # planned by an earlier process: show it before asking
             self._print_plan(request["plan"], request.get("plan_source"))
+        if calls := planned_tool_calls(request["plan"], request.get("tools")):
+            self.console.print("Tool calls planned (their arguments are written when the step runs):")
+            for line in calls:
+                self.console.print(line, markup=False)
 
     def _update_progress(self) -> None:
         if not self.plan:
@@ -129,6 +135,8 @@ class HumanReporter:
             self.console.print(format_check(result["check"]), markup=False, style="dim")
         if result.get("code"):
             self.console.print(result["code"], markup=False, style="cyan")
+        if call := format_tool_call(result):
+            self.console.print(call, markup=False, style="cyan")
         self.console.print(result["output"], markup=False)
 
     def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:

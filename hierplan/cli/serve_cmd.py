@@ -38,10 +38,18 @@ def add_parser(sub, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def server_defaults(args: argparse.Namespace) -> dict:
-    """The options given on the command line, by name (those left off are no defaults)."""
+    """The options given on the command line, by name (those left off are no defaults). An MCP servers' file is
+    checked now (one error line, before the server starts) and passed as an absolute path: the server runs from
+    its work directory."""
     from hierplan.app.fields import from_args
 
-    return from_args(args)
+    given = from_args(args)
+    if given.get("mcp"):
+        from hierplan.tools.mcp import read_config
+
+        given["mcp"] = str(Path(given["mcp"]).expanduser().resolve())
+        read_config(given["mcp"])
+    return given
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -48,6 +48,13 @@ def cmd_ui(args: argparse.Namespace) -> int:
     except ImportError as exc:  # starlette/uvicorn/jinja2 come with the server extra
         raise UsageError(f"hierplan ui needs {exc.name}: pip install 'hierplan[server]'") from exc
     options = from_args(args)
+    if options.get("mcp"):  # checked before the page is served; each run lists the servers' tools again
+        from pathlib import Path
+
+        from hierplan.tools.mcp import read_config
+
+        options["mcp"] = str(Path(options["mcp"]).expanduser().resolve())
+        read_config(options["mcp"])
 
     def ready(url: str) -> None:
         shown = f"{url}/?token=…" if args.token else url  # the token stays off the terminal's scrollback

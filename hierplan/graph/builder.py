@@ -1,15 +1,16 @@
 """The graph, wired top to bottom. Every node that calls a model or changes the answer is here, with its edges:
 
-classify -> planner -> tool_choice -> (approval) -> scheduler -> (python_step | llm_step | replanner)* ->
+classify -> planner -> tool_choice -> (approval) -> scheduler -> (python_step | llm_step | tool_step | replanner)* ->
 (numeric: checker <-> vote) -> aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Collection, Literal, Sequence
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -20,7 +21,7 @@ from hierplan.config import RECURSION_LIMIT, SamplingConfig
 from hierplan.graph.state import AgentState, InputState, LlmStepsPayload, StepPayload
 from hierplan.nodes.aggregator import after_aggregator, make_aggregator
 from hierplan.nodes.answer_check import answer_check
-from hierplan.nodes.approval import after_approval, approval
+from hierplan.nodes.approval import after_approval, make_approval
 from hierplan.nodes.checker import make_checker
 from hierplan.nodes.classify import classify
 from hierplan.nodes.context import ready_steps
@@ -29,40 +30,61 @@ from hierplan.nodes.planner import make_planner
 from hierplan.nodes.python_step import CodeRunner, default_runner, make_python_step, run_attempt
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
-from hierplan.nodes.tool_choice import after_tool_choice, tool_choice
+from hierplan.nodes.tool_choice import after_tool_choice, make_tool_choice
+from hierplan.nodes.tool_step import make_tool_step
 from hierplan.nodes.vote import after_vote, computed_step, vote
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import NUMERIC
+from hierplan.tools.registered import check_tools
 
 # "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
 # LangGraph takes it as an invoke/stream argument; build_graph binds it (Runnable.bind) as the default.
 DURABILITY = "sync"
 
 
-def dispatch(state: AgentState, runtime: Runtime[RunOptions]
-             ) -> list[Send] | Literal["replanner", "checker", "aggregator"]:
-    """A failed step first goes to the replanner (at most max_replans times); then every ready step is sent on
-    its way (only the first one when not parallel); when none is left, a numeric task's computed number goes to
-    the checker and the vote, anything else to the aggregator.
+def make_dispatch(registered: Collection[str] = ()):
+    """The scheduler's router for a graph with these registered tools' names."""
+    names = frozenset(registered)
 
-    Ready LLM steps travel together in one Send, so they are generated in one batched pass.
-    """
-    options = run_options(runtime.context)
-    if len(state.get("replans") or []) < options.max_replans and unhandled_failure(state):
-        return "replanner"
-    ready = ready_steps(state)
-    if not ready:
-        return "checker" if state["kind"] == NUMERIC and computed_step(state) is not None else "aggregator"
-    if not options.parallel:
-        ready = ready[:1]
-    base = {"task": state["task"], "kind": state["kind"], "plan": state["plan"], "results": state.get("results") or []}
-    sends = [Send("python_step", StepPayload(**base, step=s)) for s in ready if s["tool"] == "python"]
-    llm = [s for s in ready if s["tool"] in ("llm", "none")]
-    if len(sends) + len(llm) != len(ready):
-        raise ValueError(f"unknown tool in steps {[s['id'] for s in ready]}")
-    if llm:
-        sends.append(Send("llm_step", LlmStepsPayload(**base, steps=llm)))
-    return sends
+    def dispatch(state: AgentState, runtime: Runtime[RunOptions]
+                 ) -> list[Send] | Literal["replanner", "checker", "aggregator"]:
+        """A failed step first goes to the replanner (at most max_replans times); then every ready step is sent on
+        its way (only the first one when not parallel): a Python step to python_step, a registered tool's step to
+        tool_step, LLM (and "none") steps together to llm_step, so they are generated in one batched pass. When
+        none is left, a numeric task's computed number goes to the checker and the vote, anything else to the
+        aggregator, a number computed in a run that called a registered tool included: the checker solves the
+        task from its words alone and cannot know what the tool returned.
+        """
+        options = run_options(runtime.context)
+        if len(state.get("replans") or []) < options.max_replans and unhandled_failure(state):
+            return "replanner"
+        ready = ready_steps(state)
+        if not ready:
+            used_tools = any(r.get("tool") in names for r in state.get("results") or [])
+            checkable = state["kind"] == NUMERIC and not used_tools and computed_step(state) is not None
+            return "checker" if checkable else "aggregator"
+        if not options.parallel:
+            ready = ready[:1]
+        base = {"task": state["task"], "kind": state["kind"], "plan": state["plan"],
+                "results": state.get("results") or []}
+        sends, llm = [], []
+        for step in ready:
+            if step["tool"] == "python":
+                sends.append(Send("python_step", StepPayload(**base, step=step)))
+            elif step["tool"] in ("llm", "none"):
+                llm.append(step)
+            elif step["tool"] in names:
+                sends.append(Send("tool_step", StepPayload(**base, step=step)))
+            else:
+                raise ValueError(f"unknown tool {step['tool']!r} in step {step['id']}")
+        if llm:
+            sends.append(Send("llm_step", LlmStepsPayload(**base, steps=llm)))
+        return sends
+
+    return dispatch
+
+
+dispatch = make_dispatch()
 
 
 def scheduler(state: AgentState) -> AgentState:
@@ -71,19 +93,22 @@ def scheduler(state: AgentState) -> AgentState:
 
 
 def wire(model: BaseChatModel | None, *, sampling: SamplingConfig | None = None,
-         run_code: CodeRunner = default_runner) -> StateGraph:
-    """The uncompiled graph. Nodes hold the model and only call it when they run; per-run options arrive as the
-    run's context (RunOptions)."""
+         run_code: CodeRunner = default_runner, tools: Sequence[BaseTool] = ()) -> StateGraph:
+    """The uncompiled graph. Nodes hold the model (and the registered tools) and only call them when they run;
+    per-run options arrive as the run's context (RunOptions)."""
     base = sampling or SamplingConfig()
+    tools = check_tools(tools)
+    names = [t.name for t in tools]
     graph = StateGraph(AgentState, input_schema=InputState, context_schema=RunOptions)
     graph.add_node("classify", classify)
-    graph.add_node("planner", make_planner(model, base))
-    graph.add_node("tool_choice", tool_choice)
-    graph.add_node("approval", approval)
+    graph.add_node("planner", make_planner(model, base, tools))
+    graph.add_node("tool_choice", make_tool_choice(names))
+    graph.add_node("approval", make_approval(tools))
     graph.add_node("scheduler", scheduler)
     graph.add_node("python_step", make_python_step(model, base, run_code))
     graph.add_node("llm_step", make_llm_step(model, base))
-    graph.add_node("replanner", make_replanner(model, base))
+    graph.add_node("tool_step", make_tool_step(model, base, tools))
+    graph.add_node("replanner", make_replanner(model, base, tools))
     graph.add_node("checker", make_checker(model, base, lambda code: run_attempt(code, run_code)))
     graph.add_node("vote", vote)
     graph.add_node("aggregator", make_aggregator(model, base))
@@ -96,10 +121,11 @@ def wire(model: BaseChatModel | None, *, sampling: SamplingConfig | None = None,
     graph.add_edge("planner", "tool_choice")
     graph.add_conditional_edges("tool_choice", after_tool_choice, ["approval", "scheduler"])
     graph.add_conditional_edges("approval", after_approval, ["scheduler", END])
-    graph.add_conditional_edges("scheduler", dispatch,
-                                ["python_step", "llm_step", "replanner", "checker", "aggregator"])
+    graph.add_conditional_edges("scheduler", make_dispatch(names),
+                                ["python_step", "llm_step", "tool_step", "replanner", "checker", "aggregator"])
     graph.add_edge("python_step", "scheduler")
     graph.add_edge("llm_step", "scheduler")
+    graph.add_edge("tool_step", "scheduler")
     graph.add_edge("replanner", "tool_choice")
     graph.add_edge("checker", "vote")
     graph.add_conditional_edges("vote", after_vote, ["checker", "aggregator"])
@@ -112,7 +138,7 @@ def wire(model: BaseChatModel | None, *, sampling: SamplingConfig | None = None,
 
 def build_graph(model: BaseChatModel | None, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
-                run_code: CodeRunner = default_runner, **overrides: Any) -> Any:
+                run_code: CodeRunner = default_runner, tools: Sequence[BaseTool] = (), **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
     ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state).
@@ -121,13 +147,16 @@ def build_graph(model: BaseChatModel | None, checkpointer: BaseCheckpointSaver |
     survives it); False compiles without one, for a LangGraph Server, which brings its own.
     ``options`` (RunOptions, with ``overrides`` of its fields such as ``approve=True``): the run's context
     unless the caller passes ``context=`` to invoke/stream. ``sampling``: each node's base sampling.
+    ``tools``: LangChain tools (any BaseTool, a function decorated with ``@tool``, MCP tools from
+    ``hierplan.tools.mcp.load_tools``) a plan step may name as its tool: the planner is shown each one's name
+    and description, and the tool_step node fills a named tool's arguments and calls it (docs/usage.md).
     ``approve=True`` stops after planning until ``graph.invoke(Command(resume={"action": "approve" | "edit" |
     "reject", ...}), config)``.
     """
     if model is not None and not isinstance(model, BaseChatModel):
         raise TypeError(f"model must be a LangChain BaseChatModel, got {type(model).__name__}")
     options = replace(options or RunOptions(), **overrides)
-    graph = wire(model, sampling=sampling, run_code=run_code)
+    graph = wire(model, sampling=sampling, run_code=run_code, tools=tools)
     if checkpointer is False:
         compiled = graph.compile(name="hierplan")
     else:

@@ -7,11 +7,12 @@ exists (plans and step results are validated there); the rest are records writte
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from hierplan.rules.kind import TaskKind
 
 Tool = Literal["none", "llm", "python"]
+"""The built-in tools (schema.Tool); a step may also name a tool registered with build_graph."""
 
 
 class StepDict(TypedDict):
@@ -20,7 +21,8 @@ class StepDict(TypedDict):
     id: int
     title: str
     instruction: str
-    tool: Tool
+    tool: Tool | str
+    """A built-in tool, or a registered tool's name (a plan validated by schema.plan_models holds no other)."""
     expected_output: str
     depends_on: list[int] | None
     """Ids of earlier steps whose results this step needs; None: every earlier step."""
@@ -87,7 +89,7 @@ class ResultDict(TypedDict):
 
     step_id: int
     title: str
-    tool: Tool
+    tool: Tool | str
     output: str
     ok: bool
     error: str | None
@@ -98,6 +100,10 @@ class ResultDict(TypedDict):
     check: VoteDict | None
     """The vote that checked this step's number, once decided (the last Python step of a numeric task)."""
     seconds: float
+    tool_args: dict[str, Any] | None
+    """A registered tool's step: the arguments it was called with (None: never called)."""
+    tool_result: Any
+    """A registered tool's step: what the tool returned, JSON-safe (None when the call failed)."""
 
 
 class ReplanDict(TypedDict):
@@ -199,7 +205,7 @@ class AgentState(TypedDict, total=False):
 
 
 class StepPayload(TypedDict):
-    """What the scheduler sends a Python step: the run so far and the step to run."""
+    """What the scheduler sends a Python step or a registered tool's step: the run so far and the step to run."""
 
     task: str
     kind: TaskKind

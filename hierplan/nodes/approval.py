@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, Sequence, TypedDict
 
 from langgraph.graph import END
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
 from hierplan.graph.state import AgentState, PlanDict
-from hierplan.schema import Plan, short_error
+from hierplan.nodes.context import tool_description
+from hierplan.schema import plan_models, short_error
 
 class ApprovalRequest(TypedDict):
     """What a run waiting for approval shows (the interrupt's value)."""
@@ -18,6 +19,8 @@ class ApprovalRequest(TypedDict):
     plan_source: str | None
     error: NotRequired[str]
     """Why the last decision could not be used."""
+    tools: NotRequired[dict[str, str]]
+    """The registered tools a step may name, name -> description (absent when the graph has none)."""
 
 
 REJECTED_FINAL = "The plan was rejected; no step was run."
@@ -37,14 +40,26 @@ def keep_user_tools(edited: PlanDict, proposed: PlanDict) -> PlanDict:
     return {**edited, "steps": steps}
 
 
-def approval(state: AgentState) -> AgentState:
+def make_approval(tools: Sequence[Any] = ()):
+    """The node, for a graph with these registered tools: an edited plan may name them (and no other)."""
+    plan_model = plan_models(tuple(t.name for t in tools)).plan
+    offered = {t.name: tool_description(t) for t in tools}
+
+    def approval(state: AgentState) -> AgentState:
+        return _approval(state, plan_model, offered)
+
+    return approval
+
+
+def _approval(state: AgentState, plan_model: Any, offered: dict[str, str]) -> AgentState:
     """Waits (LangGraph interrupt) for {"action": "approve" | "edit" | "reject", "plan": {...} for edit}.
 
     On resume LangGraph re-runs this node from the start and each interrupt() returns its stored answer in
     order; an unusable answer (invalid edited plan, unknown action) asks again, with the reason, so the
     run waits once more instead of failing.
     """
-    request: ApprovalRequest = {"plan": state["plan"], "plan_source": state.get("plan_source")}
+    request: ApprovalRequest = {"plan": state["plan"], "plan_source": state.get("plan_source"),
+                                **({"tools": offered} if offered else {})}
     while True:
         decision = interrupt(request)
         action = decision.get("action") if isinstance(decision, dict) else decision
@@ -54,13 +69,16 @@ def approval(state: AgentState) -> AgentState:
             return {"approval": "rejected", "final": REJECTED_FINAL}
         if action == "edit":
             try:
-                plan = Plan.model_validate(decision.get("plan"))
+                plan = plan_model.model_validate(decision.get("plan"))
             except ValidationError as exc:
                 request = {**request, "error": f"the edited plan is invalid: {short_error(exc)}"}
                 continue
             return {"approval": "edited", "plan": keep_user_tools(plan.model_dump(mode="json"), state["plan"]),
                     "plan_source": "edited"}
         request = {**request, "error": f"unknown decision {decision!r}: use approve, edit (with a plan) or reject"}
+
+
+approval = make_approval()
 
 
 def after_approval(state: AgentState) -> Literal["scheduler", "__end__"]:

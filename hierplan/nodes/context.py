@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from hierplan.config import STEP_CONTEXT_CHARS
+from typing import Any, Sequence
+
+from hierplan.config import STEP_CONTEXT_CHARS, TOOL_DESCRIPTION_CHARS
 from hierplan.graph.state import AgentState, LlmStepsPayload, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
 
@@ -97,3 +99,16 @@ def step_request(results: list[ResultDict], step: StepDict, programs: bool = Fal
         step_id=step["id"], title=step["title"], instruction=step["instruction"],
         expected_output=step.get("expected_output") or "a concise answer",
     )
+
+
+def tool_description(tool: Any) -> str:
+    """A registered tool's description as prompts show it: one line, truncated."""
+    return truncate(" ".join((tool.description or "").split()) or "(no description)", TOOL_DESCRIPTION_CHARS)
+
+
+def tools_offered(tools: Sequence[Any]) -> str:
+    """What the planner and the replanner are told of the registered tools, after their request ("" without any)."""
+    if not tools:
+        return ""
+    return prompts.TOOLS_OFFERED.format(tools="\n".join(
+        prompts.TOOL_LINE.format(name=t.name, description=tool_description(t)) for t in tools))

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from hierplan.config import RETRY_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, PlanFailureDict
 from hierplan.nodes import prompts
+from hierplan.nodes.context import tools_offered
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
-from hierplan.schema import MAX_GOAL_CHARS, DraftPlan, Plan, Revision, Step, short_error
+from hierplan.schema import BUILTIN_TOOLS, MAX_GOAL_CHARS, Plan, Revision, Step, plan_models, short_error
 
 def fallback_plan(task: str) -> Plan:
     """The original tutorial's fixed plan: analyse, execute, refine, all LLM steps."""
@@ -39,13 +42,16 @@ def fallback_plan(task: str) -> Plan:
     )
 
 
-def parse_plan(text: str, schema: type[Plan] | type[Revision] = Plan):
-    """Parse and validate a plan (or a replanner's Revision) from model text; tool names are normalised.
+def parse_plan(text: str, schema: type[Plan] | type[Revision] = Plan, tools: Sequence[str] = ()):
+    """Parse and validate a plan (or a replanner's Revision) from model text; tool names (the built-in ones and
+    the registered ``tools``) are normalised: spaces and case.
     Raises ValueError (NoJSONFound, ValidationError) with a readable reason."""
     data = extract_json_object(text)
+    names = {name.lower(): name for name in (*BUILTIN_TOOLS, *tools)}
     for step in data.get("steps") or []:
         if isinstance(step, dict) and isinstance(step.get("tool"), str):
-            step["tool"] = step["tool"].strip().lower()
+            written = step["tool"].strip()
+            step["tool"] = names.get(written.lower(), written)
     return schema.model_validate(data)
 
 
@@ -55,15 +61,21 @@ STRUCTURED_SOURCES = {"grammar": "constrained", "json_schema": "json_schema", "j
                       "tool_calling": "tool_calling", "none": "model"}
 
 
-def make_planner(model: BaseChatModel, base: SamplingConfig):
+def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[BaseTool] = ()):
     """Build the planner node. The run's ``constrain=False`` turns structured (constrained) planning off.
 
     With ``constrain``, the first attempt asks ``model.with_structured_output(DraftPlan)``; a model without it
     (NotImplementedError) gets the plain text prompt instead. Either way a failed first attempt gets one
     stricter retry at temperature 0, then the fallback plan.
+
+    ``tools``: registered tools, offered after the task (name and description); a step may name one, and the
+    plan models (the grammar and a server's schema included) take their names (schema.plan_models).
     """
 
     examples = example_turns()
+    names = tuple(t.name for t in tools)
+    models = plan_models(names)
+    offered = tools_offered(tools)
 
     def planner(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
         options = run_options(runtime.context)
@@ -71,11 +83,11 @@ def make_planner(model: BaseChatModel, base: SamplingConfig):
         task = state["task"]
         failures: list[PlanFailureDict] = []
         calls = []
-        user = HumanMessage(prompts.PLANNER_USER.format(task=task))
+        user = HumanMessage(prompts.PLANNER_USER.format(task=task) + offered)
         first = None
         if options.constrain:
             got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *examples, user],
-                                    sampling.planner, DraftPlan, node="planner", seed=sampling.seed,
+                                    sampling.planner, models.draft, node="planner", seed=sampling.seed,
                                     seed_key=("constrained",),
                                     on_start=lambda: emit("planning", attempt="constrained"))
             if got is not None:
@@ -96,7 +108,7 @@ def make_planner(model: BaseChatModel, base: SamplingConfig):
                                           seed=sampling.seed, seed_key=(source,))
                 calls.append(call.model_dump())
             try:
-                plan = parse_plan(text)
+                plan = parse_plan(text, models.plan, names)
             except (NoJSONFound, ValidationError, ValueError) as exc:
                 failures.append({"source": source, "raw": text, "error": short_error(exc)})
                 continue

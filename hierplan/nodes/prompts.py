@@ -37,6 +37,19 @@ Each step object has: "id" (integer 1, 2, 3, ... in order), "title" (string), "i
 Start your reply with { and end it with }."""
 
 PLANNER_USER = "Task: {task}"
+# After the task (and after a replanner's request), only when the graph has registered tools: one line per tool.
+TOOLS_OFFERED = """
+Tools: a step may also name one of these as its "tool"; the tool is then called with arguments taken from the step's instruction.
+{tools}"""
+TOOL_LINE = "- {name}: {description}"
+
+# A registered tool's step: the model writes the call's arguments (constrained to the tool's JSON schema where the
+# model takes one).
+TOOL_SYSTEM = """You fill in the arguments of one call of the tool "{name}" for one step of a plan.
+The tool: {description}
+Its arguments, as a JSON schema: {schema}
+Reply with one JSON object only: the arguments, with the values the task, the step and the results of earlier steps give."""
+TOOL_USER = "Task: {task}\n{step}"
 
 STEP_SYSTEM = """You carry out one step of a plan for this task: {task}
 Goal: {goal}

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from hierplan.config import SamplingConfig
 from hierplan.graph.state import AgentState, PlanDict, ReplanDict, ResultDict, StepDict
 from hierplan.nodes import prompts
-from hierplan.nodes.context import format_results, truncate
+from hierplan.nodes.context import format_results, tools_offered, truncate
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.nodes.planner import parse_plan
 from hierplan.options import RunOptions, run_options
-from hierplan.schema import MAX_STEPS, DraftRevision, Revision, short_error
+from hierplan.schema import MAX_STEPS, plan_models, short_error
 
 ERROR_CHARS = 400
 
@@ -36,9 +39,13 @@ def revise_steps(plan: PlanDict, done_ids: set[int], new_steps: list[StepDict]) 
     return kept + renumbered
 
 
-def make_replanner(model: BaseChatModel, base: SamplingConfig):
+def make_replanner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[BaseTool] = ()):
     """Build the replanner node; with the run's ``constrain`` it asks for a structured DraftRevision first (the text
-    reply is parsed either way, so a model without structured output simply answers in text)."""
+    reply is parsed either way, so a model without structured output simply answers in text). ``tools``: the
+    registered tools, offered as the planner offers them."""
+    names = tuple(t.name for t in tools)
+    models = plan_models(names)
+    offered = tools_offered(tools)
 
     def replanner(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
         options = run_options(runtime.context)
@@ -54,10 +61,10 @@ def make_replanner(model: BaseChatModel, base: SamplingConfig):
             done=format_results([r for r in state["results"] if r["ok"]]) or "(none)",
             failed_id=failed["step_id"], failed_title=failed["title"],
             error=truncate(failed.get("error") or "failed", ERROR_CHARS),
-            pending="; ".join(f"{s['title']} [{s['tool']}]" for s in pending) or "(none)")
+            pending="; ".join(f"{s['title']} [{s['tool']}]" for s in pending) or "(none)") + offered
         messages = [SystemMessage(prompts.REPLANNER_SYSTEM), HumanMessage(user)]
         key = (failed["step_id"],)
-        got = invoke_structured(model, messages, sampling.planner, DraftRevision, node="replanner",
+        got = invoke_structured(model, messages, sampling.planner, models.draft_revision, node="replanner",
                                 seed=sampling.seed, seed_key=key) if options.constrain else None
         if got is not None:
             text, call = got.text, got.call
@@ -67,7 +74,7 @@ def make_replanner(model: BaseChatModel, base: SamplingConfig):
         revision: ReplanDict = {"failed_step": failed["step_id"], "error": failed.get("error"),
                                     "raw": text, "applied": False}
         try:
-            new_steps = parse_plan(text, Revision).model_dump(mode="json")["steps"]
+            new_steps = parse_plan(text, models.revision, names).model_dump(mode="json")["steps"]
         except ValueError as exc:  # NoJSONFound and pydantic's ValidationError are ValueErrors
             revision["parse_error"] = short_error(exc)
             return {"replans": [revision], "calls": [call.model_dump()]}

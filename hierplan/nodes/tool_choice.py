@@ -1,10 +1,10 @@
 """The tool_choice node, after the planner and after the replanner: each undecided step's tool by rule
-(rules.tools), with its reason. A step that already has a reason (an earlier decision, a person's edit) keeps
-its tool."""
+(rules.tools), with its reason. A step that already has a reason (an earlier decision, a person's edit), or that
+names a registered tool, keeps its tool."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Collection, Literal
 
 from langgraph.runtime import Runtime
 
@@ -13,8 +13,17 @@ from hierplan.options import RunOptions, run_options
 from hierplan.rules.tools import choose_tools
 
 
-def tool_choice(state: AgentState) -> AgentState:
-    return {"plan": choose_tools(state["plan"], state["kind"])}
+def make_tool_choice(registered: Collection[str] = ()):
+    """The node, for a graph with these registered tools' names."""
+    names = frozenset(registered)
+
+    def tool_choice(state: AgentState) -> AgentState:
+        return {"plan": choose_tools(state["plan"], state["kind"], names)}
+
+    return tool_choice
+
+
+tool_choice = make_tool_choice()
 
 
 def after_tool_choice(state: AgentState, runtime: Runtime[RunOptions]) -> Literal["approval", "scheduler"]:

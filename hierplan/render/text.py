@@ -3,7 +3,10 @@ terminal adds the colours), each built from a run's state values or one of its r
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
+
+BUILTIN_TOOLS = ("none", "llm", "python")  # schema.BUILTIN_TOOLS, without importing pydantic here
 
 
 def describe_model(model: Mapping[str, Any]) -> str:
@@ -21,6 +24,21 @@ def format_kind(kind: str | None) -> str:
 def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     """One line per step: "  1. [python] Compute the total"."""
     return [f"  {step['id']}. [{step['tool']}] {step['title']}" for step in plan.get("steps") or []]
+
+
+def planned_tool_calls(plan: Mapping[str, Any], tools: Mapping[str, str] | None = None) -> list[str]:
+    """One line per step that calls a registered tool: which tool, and what the step asks of it (its arguments
+    are written when the step runs, from this instruction)."""
+    return [f"  step {step['id']} calls {step['tool']}: {step['instruction']}"
+            + (f" ({tools[step['tool']]})" if tools and tools.get(step["tool"]) else "")
+            for step in plan.get("steps") or [] if step["tool"] not in BUILTIN_TOOLS]
+
+
+def format_tool_call(result: Mapping[str, Any]) -> str | None:
+    """A registered tool's step: "call: NAME {arguments}" (None for other steps, or when it was never called)."""
+    if result.get("tool_args") is None:
+        return None
+    return f"call: {result['tool']} {json.dumps(result['tool_args'], ensure_ascii=False)}"
 
 
 def revision_title(revision: Mapping[str, Any]) -> str:

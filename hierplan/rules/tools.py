@@ -20,12 +20,15 @@ sampling seed. So the tool is decided by what the step says, for any model:
 The rule only reads the words of the plan and the task; it knows nothing of any data set. Each decided step
 gets ``tool_reason``. Steps that already carry a reason (decided before, or set by a person's edited plan)
 are left as they are, so a user can force a tool and a revision only decides its new steps.
+
+A step that names a registered tool (one the graph was built with: a LangChain tool, an MCP server's) keeps it:
+the rule only chooses among python, llm and none, and rule 3 only picks among those steps.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Collection
 
 from hierplan.rules.kind import NUMERIC, TaskKind
 
@@ -55,6 +58,7 @@ PRESENTATION_RE = re.compile(
     re.IGNORECASE)
 EXPRESSION_RE = re.compile(r"\d\s*[-+*/x\u00d7\u00f7^]\s*\d")
 PRESENTS_REASON = "presents the result of earlier steps: the final answer does that (no model call)"
+REGISTERED_REASON = "the plan names the registered tool {tool}"
 
 
 def _text(step: dict[str, Any]) -> str:
@@ -87,14 +91,21 @@ def decide(step: dict[str, Any], numeric: bool) -> tuple[str, str]:
     return "llm", "writing or reasoning: the task asks for no quantity"
 
 
-def choose_tools(plan: dict[str, Any], kind: TaskKind) -> dict[str, Any]:
+def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[str] = ()) -> dict[str, Any]:
     """The plan with every undecided step's ``tool`` and ``tool_reason`` set by the rule (a new dict).
 
-    Steps that already have a ``tool_reason`` keep their tool and reason."""
+    Steps that already have a ``tool_reason`` keep their tool and reason; an undecided step that names one of
+    the ``registered`` tools keeps its tool, with a reason saying so."""
     numeric = kind == NUMERIC
     steps = [dict(s) for s in plan.get("steps") or []]
-    undecided = [s for s in steps if not s.get("tool_reason")]
-    for step in undecided:
+    undecided = []
+    for step in steps:
+        if step.get("tool_reason"):
+            continue
+        if step.get("tool") in registered:
+            step["tool_reason"] = REGISTERED_REASON.format(tool=step["tool"])
+            continue
+        undecided.append(step)
         step["tool"], step["tool_reason"] = decide(step, numeric)
     if numeric and undecided and not any(s["tool"] == "python" for s in steps):
         working = [s for s in undecided if not _presents(s)]

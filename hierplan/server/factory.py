@@ -7,7 +7,8 @@ build_graph, as for every entry point, WITHOUT a checkpointer (the server brings
 Postgres through langgraph.json's ``checkpointer``), once per loaded model; each run gets a copy that runs with
 its options as the context and with durability "sync" (ServerGraph).
 
-Loaded models and compiled graphs are cached here, keyed by the model's options. This module is the server's
+Loaded models and compiled graphs are cached here, keyed by the model's options (and the MCP servers' file of
+``hierplan serve --mcp``, whose tools are listed once per graph). This module is the server's
 entry point, not a node: the server calls the factory with only a config and its runtime, so the cache cannot
 be passed in and has to live at module level. Every model a client names stays loaded: the server trusts its
 clients (langgraph dev has no authentication).
@@ -80,10 +81,9 @@ def make_factory(load_model: ModelLoader) -> Callable[..., Any]:
 def options_from(config: RunnableConfig | None, context: Mapping[str, Any] | None = None) -> RunOptions:
     """The run's options: the server defaults, under the run's ``configurable``, under its ``context``; other
     keys are ignored (the server puts its own there: thread_id, graph_id, ...). A bad value is an OptionError."""
-    defaults = json.loads(os.environ.get(DEFAULTS_ENV) or "{}")
-    layers = (defaults, (config or {}).get("configurable") or {}, context or {})
-    given: dict[str, Any] = {}
-    for layer in layers:
+    # The server's own defaults may name its MCP servers (hierplan serve --mcp); a client may not.
+    given = from_mapping(json.loads(os.environ.get(DEFAULTS_ENV) or "{}"), host=True)
+    for layer in ((config or {}).get("configurable") or {}, context or {}):
         given.update(from_mapping(layer))
     return RunOptions.from_dict(given)
 
@@ -91,11 +91,13 @@ def options_from(config: RunnableConfig | None, context: Mapping[str, Any] | Non
 def graph_for(options: RunOptions, load_model: ModelLoader | None) -> ServerGraph:
     """The graph a run with these options runs: compiled once per model (loaded once per model options).
     ``load_model=None``: a graph without a model, for access that runs no node."""
-    key = (load_model, tuple(sorted(options.load_options().items())) if load_model else ())
+    key = (load_model, tuple(sorted(options.load_options().items())) if load_model else (),
+           options.mcp if load_model else None)
     with _lock:  # one load at a time: two first runs must not load the same model twice
         compiled = _graphs.get(key)
         if compiled is None:
-            compiled = _graphs[key] = _compile(_model(options, load_model) if load_model else None)
+            compiled = _graphs[key] = (_compile(_model(options, load_model), _tools(options)) if load_model
+                                       else _compile(None))
     return ServerGraph(**_attributes(compiled), run_options=options)
 
 
@@ -116,10 +118,17 @@ def load_local_model(options: RunOptions) -> BaseChatModel:
 make_graph = make_factory(load_local_model)
 
 
-def _compile(model: BaseChatModel | None) -> CompiledStateGraph:
+def _tools(options: RunOptions) -> list[Any]:
+    """The tools of the server's MCP servers (``hierplan serve --mcp``), listed once per compiled graph."""
+    from hierplan.app.agent import load_tools
+
+    return load_tools(options)
+
+
+def _compile(model: BaseChatModel | None, tools: list[Any] | None = None) -> CompiledStateGraph:
     from hierplan.graph.builder import build_graph
 
-    graph = build_graph(model, checkpointer=False)
+    graph = build_graph(model, checkpointer=False, tools=tools or ())
     # build_graph binds its defaults (durability, context) for in-process callers; the server takes the compiled
     # graph itself, and ServerGraph sets both per run.
     return graph.bound if isinstance(graph, RunnableBinding) else graph

@@ -20,6 +20,10 @@ DEFAULT_LIST_CAP = 8
 # One decoded character: any non-control character except quote/backslash, or a short escape.
 # No \uXXXX escapes: a lone surrogate would not parse.
 _CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/nt])'
+# A JSON number (a tool's float argument), bounded so the longest one is known: up to 15 digits before and after
+# the point and a 3-digit exponent.
+_NUMBER = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][-+]?[0-9]{1,3})?"
+NUMBER_BYTES = 1 + 15 + 16 + 5
 
 
 # ---------------------------------------------------------------- schema -> regex
@@ -56,6 +60,8 @@ class _Builder:
         if "anyOf" in node:
             return "(?:" + "|".join(self.value(n, earlier) for n in node["anyOf"]) + ")"
         kind = node.get("type")
+        if isinstance(kind, list):  # {"type": ["string", "null"]}: one of them
+            return "(?:" + "|".join(self.value({**node, "type": k}, earlier) for k in kind) + ")"
         if kind == "null":
             return "null"
         if kind == "boolean":
@@ -68,6 +74,8 @@ class _Builder:
             if lo is not None and hi is not None and hi - lo <= 64:
                 return "(?:" + "|".join(str(v) for v in range(lo, hi + 1)) + ")"
             return r"-?(?:0|[1-9][0-9]{0,8})"
+        if kind == "number":
+            return _NUMBER
         if kind == "array":
             return self.array(node, earlier)
         if kind == "object":
@@ -132,6 +140,10 @@ def worst_case_json_bytes(schema_model: Any) -> int:
         if "anyOf" in node:
             return max(longest(n, earlier) for n in node["anyOf"])
         kind = node.get("type")
+        if isinstance(kind, list):
+            return max(longest({**node, "type": k}, earlier) for k in kind)
+        if kind == "number":
+            return NUMBER_BYTES
         if kind in ("null", "boolean"):
             return 5 if kind == "boolean" else 4
         if kind == "string":

@@ -1,0 +1,32 @@
+"""Start an MCP server over stdio so that it dies with hierplan: ``python -I -S mcp_launch.py PARENT_PID COMMAND
+ARGS...`` sets the parent-death signal (SIGKILL) and then becomes COMMAND (exec).
+
+Why: a stdio server exits when hierplan closes its stdin, but one busy in a tool call when hierplan is killed
+with SIGKILL reads that end of file only when the call is over (a sync FastMCP tool blocks its event loop), and
+lingers until then. The signal is sent when the thread that started the server ends: hierplan starts each one
+from the thread of one tool call (or of listing the tools), which closes the server before it ends.
+Linux only; elsewhere the server is started as it is. Standard library only: runs with ``-I -S``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+
+
+def main(argv: list[str]) -> None:
+    parent, command = int(argv[0]), argv[1:]
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # hierplan died before the signal was set: nobody will read this server
+            sys.exit(1)
+    os.execvp(command[0], command)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,252 @@
+"""MCP servers' tools as plan steps (`--mcp servers.json`, langchain-mcp-adapters), with the tiny server in
+tests/servers/mcp_tools.py, started by the tests themselves (stdio, and streamable HTTP), in a temp dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("langchain_mcp_adapters")
+# mcp's stdio client takes the stderr of the moment it is first imported as its servers' stderr (a default
+# argument): import it now, under pytest's stderr (a file), not inside helpers.cli's StringIO (no file descriptor).
+import mcp.client.stdio  # noqa: E402, F401
+
+from fakes import ScriptedChatModel, plan_json  # noqa: E402
+from helpers import WORKER, cli, events, one_line_error, statuses  # noqa: E402
+from hierplan import build_graph  # noqa: E402
+from hierplan.errors import UsageError  # noqa: E402
+from hierplan.tools.mcp import load_tools, read_config  # noqa: E402
+from hierplan.tools.registered import call_tool  # noqa: E402
+from servers.launch import free_port  # noqa: E402
+
+SERVER = Path(__file__).parent / "servers" / "mcp_tools.py"
+CONFIG = {"configurable": {"thread_id": "mcp-1"}}
+ATLANTIS = "The capital of Atlantis is Poseidonia (population 7,301)."
+GONE_WITHIN_S = 5
+
+
+def servers_file(tmp_path: Path, **servers: dict) -> Path:
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def stdio(tmp_path: Path) -> dict:
+    return {"command": sys.executable, "args": [str(SERVER)], "cwd": str(tmp_path),
+            "env": {"MCP_TEST_PID_FILE": str(tmp_path / "server.pid")}}
+
+
+@pytest.fixture
+def facts(tmp_path) -> Path:
+    return servers_file(tmp_path, facts=stdio(tmp_path))
+
+
+# --- the servers' file ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content, needle", [
+    (None, "no such file"),
+    ("{not json", "not valid JSON"),
+    ('{"servers": {}}', '"mcpServers"'),
+    ('{"mcpServers": {"x": {"args": []}}}', "server 'x' has no \"command\""),
+    ('{"mcpServers": {"x": {"url": "ftp://h", "transport": "streamable_http"}}}', 'no http(s) "url"'),
+    ('{"mcpServers": {"x": {"command": "c", "transport": "carrier-pigeon"}}}', "unknown transport"),
+])
+def test_a_bad_servers_file_is_one_error_line_and_no_run(tmp_path, models, content, needle):
+    path = tmp_path / "servers.json"
+    if content is not None:
+        path.write_text(content)
+    db = str(tmp_path / "runs.sqlite")
+    code, _, err = cli("run", "--mcp", str(path), "--db", db, "a task")
+    assert code == 2
+    one_line_error(err, "--mcp", needle)
+    assert models[1] == [] and statuses(db) == {}  # no model loaded, no run recorded
+
+
+def test_a_server_that_does_not_start_is_one_error_line(tmp_path, models):
+    path = servers_file(tmp_path, broken={"command": str(tmp_path / "no-such-server")})
+    code, _, err = cli("run", "--mcp", str(path), "--db", str(tmp_path / "runs.sqlite"), "a task")
+    assert code == 2
+    one_line_error(err, "server 'broken' could not be reached")
+
+
+def test_the_usual_file_shape_becomes_the_adapters_connections(tmp_path):
+    path = servers_file(tmp_path, local={"command": "python", "args": ["s.py"], "env": {"K": "v"}, "disabled": False},
+                        remote={"url": "http://127.0.0.1:9/mcp", "transport": "streamable_http"},
+                        plain={"url": "https://example.org/mcp"})
+    assert read_config(path) == {
+        "local": {"transport": "stdio", "command": "python", "args": ["s.py"], "env": {"K": "v"}},
+        "remote": {"transport": "streamable_http", "url": "http://127.0.0.1:9/mcp"},
+        "plain": {"transport": "streamable_http", "url": "https://example.org/mcp"}}
+
+
+def test_only_the_command_line_names_the_servers_file(monkeypatch):
+    """The file starts programs: the web page's form and a server's clients cannot set it."""
+    from hierplan.app.fields import from_form, from_mapping
+    from hierplan.server.factory import DEFAULTS_ENV, options_from
+
+    assert "mcp" not in from_form({"mcp": "/tmp/evil.json"})
+    assert "mcp" not in from_mapping({"mcp": "/tmp/evil.json"})
+    assert options_from({"configurable": {"mcp": "/tmp/evil.json"}}, {"mcp": "/tmp/evil.json"}).mcp is None
+    monkeypatch.setenv(DEFAULTS_ENV, json.dumps({"mcp": "/srv/servers.json"}))
+    assert options_from({"configurable": {"mcp": "/tmp/evil.json"}}).mcp == "/srv/servers.json"
+
+
+@pytest.mark.parametrize("command", ["ui", "serve"])
+def test_ui_and_serve_check_the_file_before_they_start(tmp_path, command):
+    code, _, err = cli(command, "--mcp", str(tmp_path / "missing.json"), "--db", str(tmp_path / "runs.sqlite"))
+    assert code == 2
+    one_line_error(err, "--mcp", "no such file")
+
+
+def test_help_imports_no_mcp():
+    code = ("import sys; from hierplan.cli.main import main\n"
+            "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'langchain_mcp_adapters')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "--mcp FILE" in proc.stdout and proc.stdout.strip().endswith("[]")
+
+
+# --- the tools, over stdio and streamable HTTP --------------------------------------------------------------
+
+def test_a_stdio_servers_tools_run_as_plan_steps_and_their_errors_fail_the_step(tmp_path, facts):
+    tools = load_tools(facts)
+    assert {t.name for t in tools} == {"lookup", "add", "fail", "slow"}
+    model = ScriptedChatModel(script={"planner": [plan_json(["lookup", "llm", "llm"])],
+                                      "tool_step": ['{"topic": "Atlantis"}']})
+    out = build_graph(model, tools=tools, constrain=False).invoke({"task": "What is the capital of Atlantis?"},
+                                                                  CONFIG)
+    first = out["results"][0]
+    assert first["ok"] and first["output"] == ATLANTIS and first["tool_args"] == {"topic": "Atlantis"}
+    assert "lookup: Look up the facts this server knows" in model.calls[0]["messages"][-1].content
+
+    failed = call_tool(next(t for t in tools if t.name == "fail"), {"message": "out of quibs"}, 30)
+    assert not failed.ok and failed.error == "Error executing tool fail: out of quibs"
+
+
+def test_a_server_over_streamable_http(tmp_path):
+    port = free_port()
+    log = (tmp_path / "server.log").open("wb")
+    server = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)], cwd=tmp_path, stdout=log,
+                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
+                time.sleep(0.1)
+        path = servers_file(tmp_path, remote={"url": f"http://127.0.0.1:{port}/mcp", "transport": "streamable_http"})
+        add = next(t for t in load_tools(path) if t.name == "add")
+        got = call_tool(add, {"a": 1, "b": 2.5}, 30)
+        assert got.ok and got.text == "3.5"
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+        log.close()
+
+
+# --- the CLI ------------------------------------------------------------------------------------------------
+
+def test_hierplan_run_with_mcp_records_and_shows_the_tool_call(tmp_path, models, facts, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    scripts, _ = models
+    scripts.append({"planner": [plan_json(["lookup", "llm", "llm"])], "tool_step": ['{"topic": "atlantis"}']})
+    db = str(tmp_path / "runs.sqlite")
+    code, out, err = cli("run", "--mcp", "servers.json", "--db", db, "--json", "--run-id", "atl1",
+                         "What is the capital of Atlantis?")
+    assert code == 0, err
+    finished = [e for e in events(out) if e["event"] == "step_finished"]
+    assert finished[0]["tool"] == "lookup" and finished[0]["tool_args"] == {"topic": "atlantis"}
+    assert finished[0]["output"] == ATLANTIS
+    code, shown, err = cli("show", "atl1", "--db", db)
+    assert code == 0, err
+    assert 'call: lookup {"topic": "atlantis"}' in shown and ATLANTIS in shown
+    code, listed, _ = cli("show", "atl1", "--db", db, "--json")
+    assert json.loads(listed)["run"]["status"] == "done"
+
+
+def test_approve_shows_the_tool_calls_planned(tmp_path, models, facts):
+    scripts, _ = models
+    scripts.append({"planner": [plan_json(["lookup", "llm", "llm"])]})
+    code, out, err = cli("run", "--mcp", str(facts), "--db", str(tmp_path / "runs.sqlite"), "--approve",
+                         "What is the capital of Atlantis?")
+    assert code == 0, err
+    assert "1. [lookup] Step 1 (lookup)" in out
+    assert "step 1 calls lookup: Do part 1 (Look up the facts this server knows" in out
+    assert "waits for approval" in err
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_stdio_server_dies_with_hierplan_killed_mid_call(tmp_path):
+    """kill -9 of hierplan while an MCP tool call runs: the server process is gone within a few seconds."""
+    path = servers_file(tmp_path, facts=stdio(tmp_path))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", HIERPLAN_WORKER_SPEC=json.dumps(
+        {"plan": ["slow", "llm", "llm"], "tool_args": {"seconds": 120}}))
+    with (tmp_path / "worker.log").open("wb") as log:  # not a pipe: a surviving server would hold it open
+        worker = subprocess.Popen([sys.executable, WORKER, "run", "--mcp", str(path), "--db",
+                                   str(tmp_path / "runs.sqlite"), "--json", "Sleep a while"],
+                                  env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    pid_file = tmp_path / "server.pid"
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists():
+            assert worker.poll() is None, (tmp_path / "worker.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "the tool call never started"
+            time.sleep(0.05)
+        server = int(pid_file.read_text())
+        assert _alive(server)
+    finally:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=30)
+    deadline = time.monotonic() + GONE_WITHIN_S
+    while _alive(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(server):
+        os.kill(server, signal.SIGKILL)
+        pytest.fail(f"the MCP server (pid {server}) outlived hierplan by {GONE_WITHIN_S} s")
+
+
+def test_load_tools_refuses_two_tools_of_one_name(tmp_path):
+    path = servers_file(tmp_path, one=stdio(tmp_path), two=stdio(tmp_path))
+    with pytest.raises(UsageError, match="two tools are named"):
+        load_tools(path)
+
+
+def test_the_servers_graph_has_the_tools_of_its_own_mcp_file(monkeypatch, facts):
+    """`hierplan serve --mcp FILE` passes the file in the server's defaults; its graph is compiled with the
+    file's tools, listed once."""
+    from hierplan.server import factory
+
+    monkeypatch.setattr(factory, "_models", {})
+    monkeypatch.setattr(factory, "_graphs", {})
+    monkeypatch.setenv(factory.DEFAULTS_ENV, json.dumps({"mcp": str(facts)}))
+    listed = []
+    monkeypatch.setattr(factory, "_tools", lambda options: listed.append(options.mcp) or load_tools(options.mcp))
+    model = ScriptedChatModel(script={"planner": [plan_json(["lookup", "llm", "llm"])],
+                                      "tool_step": ['{"topic": "atlantis"}']})
+    options = factory.options_from({"configurable": {"constrain": False}})
+    load = lambda options: model  # noqa: E731 - one loader: graphs are cached per loader and model options
+    graph = factory.graph_for(options, load)
+    factory.graph_for(options, load)
+    assert listed == [str(facts)]
+    out = graph.invoke({"task": "Capital of Atlantis?"}, context=options)
+    assert out["results"][0]["output"] == ATLANTIS
