@@ -47,6 +47,27 @@ TOOL_DESCRIPTION_CHARS = 400
 MCP_LOAD_TIMEOUT_S = 60.0
 """Listing an MCP server's tools at the start of a run (a stdio server's start included)."""
 
+# Files in (``--file``, the input's ``files``) and artifacts out (what a Python step saves under ``out/``):
+# hierplan/tools/files.py. Their bytes are kept base64 in the checkpointed state, so a resumed or forked run, on
+# another machine too with Postgres, sees the same bytes with no second store to keep in step; SQLite's saver
+# writes a run's whole state with each checkpoint, hence limits sized for tables and charts, not data sets.
+FILE_MAX_BYTES = 2 * 1024 * 1024
+"""One input file."""
+FILES_MAX_BYTES = 8 * 1024 * 1024
+"""A run's input files together."""
+ARTIFACT_MAX_BYTES = 2 * 1024 * 1024
+"""One file a Python step saves under out/; a larger one is left out, and said so in the step's output."""
+ARTIFACTS_MAX_BYTES = 8 * 1024 * 1024
+"""Everything a run's Python steps save under out/, together."""
+SANDBOX_DATA_DIR = "data"
+"""Where a Python step finds the run's files, read-only: ./data/NAME in its working (scratch) directory."""
+SANDBOX_OUTPUT_DIR = "out"
+"""Where a Python step saves what is kept with the run: ./out/ in its working directory."""
+FILE_PREVIEW_ROWS = 3
+"""A CSV's first rows, or a text's first lines, shown to the planner and the steps."""
+FILE_PREVIEW_CHARS = 600
+"""One file's preview in a prompt, at most."""
+
 # Two written numbers within this are the same number.
 NUMBER_TOLERANCE = Decimal("1e-6")
 # An answer that states the computed value times or divided by one of these says the same quantity in another

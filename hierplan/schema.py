@@ -217,6 +217,8 @@ class StepResult(BaseModel):
     """A registered tool's step: the arguments it was called with (None: never called)."""
     tool_result: Any = None
     """A registered tool's step: what the tool returned, JSON-safe (None when the call failed)."""
+    artifacts: list[dict[str, Any]] = Field(default_factory=list)
+    """A Python step's files saved under out/ (graph.state.ArtifactDict)."""
 
     def as_state(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

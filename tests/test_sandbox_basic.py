@@ -105,7 +105,7 @@ def test_environment_is_an_allow_list(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
     res = run_python("import os, json; print(json.dumps(dict(os.environ)))")
     env = json.loads(res.stdout)
-    assert set(env) - {"PWD"} == set(BASE_ENV) | {"HOME", "TMPDIR"}  # bwrap sets PWD
+    assert set(env) - {"PWD"} == set(BASE_ENV) | {"HOME", "TMPDIR", "MPLCONFIGDIR"}  # bwrap sets PWD
     assert env["OPENBLAS_NUM_THREADS"] == "1"
 
 

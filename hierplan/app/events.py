@@ -59,7 +59,9 @@ class Events:
             self.emit("plan", plan=update["plan"], **self.source)
         elif node in ("python_step", "llm_step", "tool_step"):
             for result in update.get("results") or []:
-                self.emit("step_finished", **result)
+                # an artifact's bytes stay in the run's state (``hierplan show --artifacts DIR``); events name it
+                artifacts = [{k: v for k, v in a.items() if k != "data"} for a in result.get("artifacts") or []]
+                self.emit("step_finished", **{**result, "artifacts": artifacts})
         elif node == "replanner":
             for revision in update.get("replans") or []:
                 self.emit("replan", **revision)

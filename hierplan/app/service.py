@@ -7,10 +7,11 @@ raised is a RunFailed, saved and resumable.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from hierplan.app.agent import ModelLoader, ToolLoader, load_model, load_tools, model_info, with_absolute_paths
 from hierplan.app.events import Reporter
@@ -50,9 +51,13 @@ class Run:
     approval stop, once."""
     tools: list[Any] = field(default_factory=list)
     """The registered tools its steps may call (its MCP servers'), loaded when the run was prepared."""
+    files: list[Any] = field(default_factory=list)
+    """A new run's files (graph.state.FileDict), read and checked when it was prepared; they go into its first
+    checkpoint, which every later resume and fork reads them from."""
 
     def start_input(self) -> dict[str, Any]:
-        return {"task": self.task, **({"kind": self.kind} if self.kind else {})}
+        return {"task": self.task, **({"kind": self.kind} if self.kind else {}),
+                **({"files": self.files} if self.files else {})}
 
 
 def check_task(task: str) -> str:
@@ -99,15 +104,22 @@ class RunService:
         self.load_tools = load_tools
 
     # --- preparing a run ------------------------------------------------------------------------------------
-    def start(self, task: str, options: RunOptions, *, kind: str | None = None, run_id: str | None = None) -> Run:
-        """A new run. Its tools are loaded first: a run whose MCP servers give none is never recorded."""
+    def start(self, task: str, options: RunOptions, *, kind: str | None = None, run_id: str | None = None,
+              files: Sequence[str | os.PathLike] = ()) -> Run:
+        """A new run. Its files are read and checked, then its tools loaded, first: a run whose file is missing or
+        too large, or whose MCP servers give no tools, is never recorded."""
         task, kind = check_task(task), check_kind(kind)
+        loaded = []
+        if files:
+            from hierplan.tools.files import load_files  # the sandbox package comes with it: only when needed
+
+            loaded = load_files(files)
         options = with_absolute_paths(options)
         tools = self.load_tools(options)
         store = RunStore.open(self.db)
         with _closing_on_error(store):
             run_id = store.create(task, _record(options, kind), run_id)
-        return Run(run_id, task, options, kind, store, resumed=False, tools=tools)
+        return Run(run_id, task, options, kind, store, resumed=False, tools=tools, files=loaded)
 
     def resume(self, run_id: str, overrides: Mapping[str, Any] | None = None, *,
                decision: Decision | None = None) -> Run:

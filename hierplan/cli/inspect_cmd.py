@@ -19,6 +19,8 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("run_id", metavar="RUN_ID")
     p.add_argument("--json", action="store_true", help="print the run's state as JSON")
     p.add_argument("--history", action="store_true", help="list the run's checkpoints (for hierplan fork --at)")
+    p.add_argument("--artifacts", metavar="DIR", help="write the files its Python steps saved under out/ into "
+                                                      "DIR/step-N/NAME")
     picture = p.add_argument_group("a picture of the run (its plan as a graph, each step's status colour-coded)")
     picture.add_argument("--mermaid", action="store_true", help="print it as Mermaid text (GitHub Markdown renders it)")
     picture.add_argument("--png", metavar="FILE", help="write it as a PNG (rendered locally)")
@@ -71,9 +73,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         return show_run_picture(db_path(args), args.run_id, mermaid=args.mermaid, png=args.png, svg=args.svg)
     from hierplan.app.runs import run_state
 
+    from hierplan.tools.files import artifact_listing, save_artifacts
+
     record, values = run_state(db_path(args), args.run_id)
+    if args.artifacts:
+        for path in save_artifacts(values, args.artifacts):
+            print(path)
+        return 0
     if args.json:
-        print(json.dumps({"run": record.as_json(), "state": values}, ensure_ascii=False, default=str))
+        print(json.dumps({"run": record.as_json(), "state": values, "artifacts": artifact_listing(values)},
+                         ensure_ascii=False, default=str))
         return 0
     print_run(record, values)
     return 0
@@ -88,6 +97,8 @@ def print_run(record: Any, values: dict[str, Any]) -> None:
 
     console = Console(highlight=False)
     console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
+    for f in values.get("files") or []:
+        console.print(f"file: {f['name']} ({f['size']:,} bytes, sha256 {f['sha256'][:12]})", markup=False)
     if record.model:
         console.print(f"model: {text.describe_model(record.model)}", markup=False)
     if values.get("kind"):
@@ -113,6 +124,8 @@ def print_run(record: Any, values: dict[str, Any]) -> None:
             console.print(r["output"], markup=False)
             if r.get("check"):
                 console.print(text.format_check(r["check"]), markup=False)
+            for a in r.get("artifacts") or []:
+                console.print(text.format_artifact(a), markup=False, style="green")
     for revision in values.get("replans") or []:
         print_revision(console, revision)
     if values.get("final"):

@@ -7,8 +7,8 @@ import sys
 from typing import Any, TextIO
 
 from hierplan.app.events import Events
-from hierplan.render.text import (describe_model, format_check, format_kind, format_tool_call, plan_lines,
-                                  planned_tool_calls, revision_lines, revision_title)
+from hierplan.render.text import (describe_model, format_artifact, format_check, format_kind, format_tool_call,
+                                  plan_lines, planned_tool_calls, revision_lines, revision_title)
 
 STEP_NODES = ("python_step", "llm_step", "tool_step")
 
@@ -138,6 +138,8 @@ class HumanReporter:
         if call := format_tool_call(result):
             self.console.print(call, markup=False, style="cyan")
         self.console.print(result["output"], markup=False)
+        for artifact in result.get("artifacts") or []:
+            self.console.print(format_artifact(artifact), markup=False, style="green")
 
     def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
         self.close()

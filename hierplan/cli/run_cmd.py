@@ -24,6 +24,12 @@ def add_run_options(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> N
     p.add_argument("--json", action="store_true", help="print one JSON event per line instead of text")
 
 
+def add_file_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--file", dest="files", action="append", default=[], metavar="PATH",
+                   help="a file for the run (repeat for more): the planner and the steps see a preview, a Python "
+                        "step reads it at ./data/NAME; copied into the run, so a resumed run reads the same bytes")
+
+
 def add_kind_option(p: argparse.ArgumentParser) -> None:
     from hierplan.rules.kind import KINDS
 
@@ -36,11 +42,13 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("task", nargs="?", help="the task; omitted: asked for interactively (or read from stdin)")
     p.add_argument("--run-id", help="name the run (default: a random 8-character id)")
     add_kind_option(p)
+    add_file_option(p)
     add_run_options(p)
     p.set_defaults(func=cmd_run, decision=None)
 
     p = sub.add_parser("demo", parents=[parent], help="run the demo task (a logistics multi-agent checklist)")
     add_kind_option(p)
+    add_file_option(p)
     add_run_options(p)
     p.set_defaults(func=cmd_run, task=DEMO_TASK, run_id=None, decision=None)
 
@@ -74,7 +82,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     task = read_task(args.task)
     service = RunService(db_path(args))
-    run = service.start(task, RunOptions.from_dict(from_args(args)), kind=args.kind, run_id=args.run_id)
+    run = service.start(task, RunOptions.from_dict(from_args(args)), kind=args.kind, run_id=args.run_id,
+                        files=args.files)
     return execute(service, run, args)
 
 

@@ -61,12 +61,14 @@ def make_dispatch(registered: Collection[str] = ()):
         ready = ready_steps(state)
         if not ready:
             used_tools = any(r.get("tool") in names for r in state.get("results") or [])
-            checkable = state["kind"] == NUMERIC and not used_tools and computed_step(state) is not None
+            # the checker solves the task from its words alone: it cannot know what a tool returned or a file holds
+            checkable = (state["kind"] == NUMERIC and not used_tools and not state.get("files")
+                         and computed_step(state) is not None)
             return "checker" if checkable else "aggregator"
         if not options.parallel:
             ready = ready[:1]
         base = {"task": state["task"], "kind": state["kind"], "plan": state["plan"],
-                "results": state.get("results") or []}
+                "results": state.get("results") or [], **({"files": state["files"]} if state.get("files") else {})}
         sends, llm = [], []
         for step in ready:
             if step["tool"] == "python":

@@ -84,6 +84,33 @@ class VoteDict(TypedDict):
     """False while no number has a majority and a tie-break may still be drawn."""
 
 
+class FileDict(TypedDict):
+    """One of the user's files, copied into the run (hierplan.tools.files.load_files): its bytes travel with the
+    checkpointed state, so a resumed or forked run reads the same ones."""
+
+    name: str
+    """The file's name (no folders): ./data/NAME in a Python step's sandbox."""
+    size: int
+    sha256: str
+    media_type: str
+    preview: str
+    """What the planner and the steps are shown (hierplan.tools.files.preview)."""
+    data: str
+    """The bytes, base64."""
+
+
+class ArtifactDict(TypedDict):
+    """A file a Python step saved under out/ (hierplan.tools.files.collect_artifacts), kept with the run."""
+
+    name: str
+    """Its path under out/ (``chart.png``, ``tables/sums.csv``)."""
+    size: int
+    sha256: str
+    media_type: str
+    data: str
+    """The bytes, base64."""
+
+
 class ResultDict(TypedDict):
     """One executed step (schema.StepResult)."""
 
@@ -104,6 +131,9 @@ class ResultDict(TypedDict):
     """A registered tool's step: the arguments it was called with (None: never called)."""
     tool_result: Any
     """A registered tool's step: what the tool returned, JSON-safe (None when the call failed)."""
+    artifacts: list[ArtifactDict]
+    """A Python step's files saved under out/ by its kept program (new ones only: an earlier step's program, run
+    again first, saves its own again)."""
 
 
 class ReplanDict(TypedDict):
@@ -174,6 +204,8 @@ class InputState(TypedDict):
     """What the user asked for."""
     kind: NotRequired[TaskKind]
     """The caller's word on the task's kind; without it the classify node decides."""
+    files: NotRequired[list[FileDict]]
+    """The user's files (hierplan.tools.files.load_files reads and checks paths into these records)."""
 
 
 class AgentState(TypedDict, total=False):
@@ -183,6 +215,8 @@ class AgentState(TypedDict, total=False):
     """What the user asked for."""
     kind: TaskKind
     """numeric or writing: decided once (classify), read by every branch."""
+    files: list[FileDict]
+    """The user's files, from the input; never changed by a node."""
     plan: PlanDict
     plan_source: str
     """Which path produced the plan: constrained, model, retry, fallback, edited, or a server's structured mode."""
@@ -211,6 +245,8 @@ class StepPayload(TypedDict):
     kind: TaskKind
     plan: PlanDict
     results: list[ResultDict]
+    files: NotRequired[list[FileDict]]
+    """The user's files, when the run has any."""
     step: StepDict
 
 
@@ -221,4 +257,6 @@ class LlmStepsPayload(TypedDict):
     kind: TaskKind
     plan: PlanDict
     results: list[ResultDict]
+    files: NotRequired[list[FileDict]]
+    """The user's files, when the run has any."""
     steps: list[StepDict]

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from hierplan.config import AGGREGATOR_CONTEXT_CHARS, SamplingConfig
 from hierplan.graph.state import AgentState
 from hierplan.nodes import prompts
-from hierplan.nodes.context import aggregator_results, format_results
+from hierplan.nodes.context import aggregator_results, artifacts_note, format_results
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
@@ -23,13 +23,15 @@ from hierplan.rules.kind import NUMERIC
 def aggregator_messages(state: AgentState) -> list:
     results = state.get("results") or []
     if state["kind"] != NUMERIC:
-        notes = format_results(results, limit=AGGREGATOR_CONTEXT_CHARS, programs=True) or "(no results)"
+        notes = (format_results(results, limit=AGGREGATOR_CONTEXT_CHARS, programs=True) or "(no results)"
+                 ) + artifacts_note(results)
         return [SystemMessage(prompts.AGGREGATOR_WRITING_SYSTEM),
                 HumanMessage(prompts.AGGREGATOR_WRITING_USER.format(results=notes, goal=state["plan"]["goal"],
                                                                     task=state["task"]))]
     user = prompts.AGGREGATOR_USER.format(
         task=state["task"], goal=state["plan"]["goal"],
-        results=aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)",
+        results=((aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)")
+                 + artifacts_note(results)),
         request=prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) else prompts.AGGREGATOR_REQUEST,
     )
     return [SystemMessage(prompts.AGGREGATOR_SYSTEM), HumanMessage(user)]

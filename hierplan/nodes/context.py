@@ -112,3 +112,20 @@ def tools_offered(tools: Sequence[Any]) -> str:
         return ""
     return prompts.TOOLS_OFFERED.format(tools="\n".join(
         prompts.TOOL_LINE.format(name=t.name, description=tool_description(t)) for t in tools))
+
+
+def files_note(files: Sequence[Any], *, code: bool = False) -> str:
+    """What a prompt says of the run's files ("" without any, so a run without files keeps its prompts): each
+    one's name, size and preview; for a Python step (``code``) also that they are read-only and where to save."""
+    if not files:
+        return ""
+    lines = [prompts.FILES_GIVEN, *(prompts.FILE_LINE.format(**f) for f in files)]
+    if code:
+        lines.append(prompts.FILES_FOR_CODE)
+    return "\n".join(lines)
+
+
+def artifacts_note(results: Sequence[ResultDict]) -> str:
+    """The aggregator's line naming the files the steps saved ("" when none did)."""
+    names = [f"out/{a['name']}" for r in results for a in r.get("artifacts") or []]
+    return prompts.ARTIFACTS_SAVED.format(names=", ".join(names)) if names else ""

@@ -51,6 +51,14 @@ Its arguments, as a JSON schema: {schema}
 Reply with one JSON object only: the arguments, with the values the task, the step and the results of earlier steps give."""
 TOOL_USER = "Task: {task}\n{step}"
 
+# Only when the run has files: after the planner's task, an LLM step's request and a Python step's request.
+FILES_GIVEN = "\nThe user's files, which a Python step reads at ./data/NAME:"
+FILE_LINE = "- {name} ({size:,} bytes): {preview}"
+FILES_FOR_CODE = ("The files are read-only. Save any chart (matplotlib: plt.savefig('out/chart.png')) or table "
+                  "(a CSV) the step makes under ./out/; they are kept with the answer.")
+# Only when Python steps saved files under out/: after the aggregator's results.
+ARTIFACTS_SAVED = "\nFiles the steps saved, kept with the answer (name them where they help): {names}"
+
 STEP_SYSTEM = """You carry out one step of a plan for this task: {task}
 Goal: {goal}
 Assumptions: {assumptions}

@@ -7,16 +7,16 @@ import difflib
 import re
 import time
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from hierplan.config import TASK_CONTEXT_CHARS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.config import ARTIFACT_MAX_BYTES, TASK_CONTEXT_CHARS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
-from hierplan.nodes.context import earlier_programs, prior_results, step_request, truncate
+from hierplan.nodes.context import earlier_programs, files_note, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
@@ -30,14 +30,16 @@ ERROR_CHARS_FOR_REPAIR = 1200
 
 # run_code(code, before=programs) -> an object with ok, stdout, error and exit_reason
 # (hierplan.tools.ExecutionResult); ``before``: earlier steps' programs to run first, silently, in the same
-# namespace (hierplan.tools.run_python's ``before``).
+# namespace (hierplan.tools.run_python's ``before``). A run with files also passes ``data`` ({name: bytes}); a
+# result's ``outputs`` ({path under out/: bytes}), where it has them, are kept as the step's artifacts.
 CodeRunner = Callable[..., Any]
 
 
-def default_runner(code: str, before: Sequence[str] = ()):
+def default_runner(code: str, before: Sequence[str] = (), data: Mapping[str, bytes] | None = None):
+    """The sandbox, with the run's files (``data``) at ./data/ and what the code saves under ./out/ read back."""
     from hierplan.tools import run_python
 
-    return run_python(code, before=before)
+    return run_python(code, before=before, data=data, collect_outputs=ARTIFACT_MAX_BYTES)
 
 
 # What small models most often get wrong, said in the words the repair needs: input(), names from earlier steps,
@@ -136,13 +138,36 @@ def code_example_turns() -> list:
 
 def run_attempt(code: str, run_code: CodeRunner, earlier: Sequence[str] = ()) -> CodeAttempt:
     """Check and run ``code`` after the ``earlier`` steps' programs (context.earlier_programs)."""
+    return run_with_outputs(code, run_code, earlier)[0]
+
+
+def run_with_outputs(code: str, run_code: CodeRunner, earlier: Sequence[str] = (),
+                     data: Mapping[str, bytes] | None = None) -> tuple[CodeAttempt, Any]:
+    """``run_attempt`` with the run's files, and the runner's result (None: the code never ran)."""
     if (failed := check_code(code)) is not None:
-        return failed
+        return failed, None
     code = show_last_value(code)
-    res = run_code(code, before=earlier)
+    # only a run with files passes ``data``: a runner written for runs without files takes ``before`` alone
+    res = run_code(code, before=earlier, data=data) if data else run_code(code, before=earlier)
     ok = bool(res.ok) and bool(res.stdout.strip())
     error = res.error if not res.ok else (None if ok else NOTHING_PRINTED)
-    return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason)
+    return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason), res
+
+
+def step_artifacts(res: Any, results: Sequence[ResultDict]) -> tuple[list, list[str]]:
+    """The kept program's files under out/ (hierplan.tools.files.collect_artifacts), within the run's limit,
+    and a line for each one left out."""
+    outputs = getattr(res, "outputs", None) or {}
+    skipped = [f"{name} was not kept: {size:,} bytes, over the limit per file"
+               for name, size in (getattr(res, "outputs_skipped", None) or {}).items()]
+    if not outputs:
+        return [], skipped
+    from hierplan.tools.files import collect_artifacts
+
+    earlier = [a for r in results for a in r.get("artifacts") or []]
+    kept, dropped = collect_artifacts(outputs, used=sum(a["size"] for a in earlier),
+                                      seen={(a["name"], a["sha256"]) for a in earlier})
+    return kept, skipped + dropped
 
 
 def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeRunner = default_runner):
@@ -159,6 +184,13 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
         start = time.perf_counter()
         earlier = earlier_programs(payload["results"], payload["plan"], step)
         request = code_request(payload["task"], prior_results(payload, step), step)
+        files = payload.get("files") or []
+        data = None
+        if files:
+            from hierplan.tools.files import sandbox_data
+
+            request += files_note(files, code=True)
+            data = sandbox_data(files)
         if payload["kind"] == NUMERIC and step["id"] == last_python_step(payload["plan"]):
             request += prompts.LAST_COMPUTATION  # its number is the task's answer (the vote node checks it)
         messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
@@ -169,7 +201,7 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
             text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
                                       node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no))
             calls.append(call)
-            attempt = run_attempt(strip_code_fences(text), run_code, earlier)
+            attempt, res = run_with_outputs(strip_code_fences(text), run_code, earlier, data)
             attempts.append(attempt)
             emit("code_attempt", step_id=step["id"], attempt=attempt_no + 1, ok=attempt.ok, error=attempt.error,
                  exit_reason=attempt.exit_reason)
@@ -179,11 +211,14 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
         last = attempts[-1]
+        artifacts, left_out = step_artifacts(res, payload["results"]) if last.ok else ([], [])
+        output = last.stdout.strip() if last.ok else f"Python step failed: {last.error}"
+        if left_out:  # not in the output: the number checks read the output's numbers
+            emit("artifacts_left_out", step_id=step["id"], files=left_out)
         result = StepResult(
-            step_id=step["id"], title=step["title"], tool=step["tool"],
-            output=last.stdout.strip() if last.ok else f"Python step failed: {last.error}",
+            step_id=step["id"], title=step["title"], tool=step["tool"], output=output,
             ok=last.ok, error=None if last.ok else last.error, code=last.code, stdout=last.stdout,
-            attempts=attempts, calls=calls, seconds=round(time.perf_counter() - start, 3),
+            attempts=attempts, calls=calls, seconds=round(time.perf_counter() - start, 3), artifacts=artifacts,
         )
         return {"results": [result.as_state()]}
 

@@ -109,3 +109,8 @@ def format_calls(values: Mapping[str, Any]) -> str:
     n, p, g, s = (sum(t[i] for t in totals.values()) for i in range(4))
     lines.append(f"{'total':<18} {n:>5} {p:>10} {g:>8} {s:>8.1f}")
     return "\n".join(lines)
+
+
+def format_artifact(artifact: Mapping[str, Any]) -> str:
+    """One file a Python step saved under out/ (``hierplan show --artifacts DIR`` writes it out)."""
+    return f"saved out/{artifact['name']} ({artifact['media_type']}, {artifact['size']:,} bytes)"

@@ -6,10 +6,11 @@ import marshal
 import os
 import random
 import shutil
+import stat
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from hierplan.errors import IsolationError
@@ -28,6 +29,10 @@ ALWAYS = frozenset({"rlimits", "env"})
 _UID_BASE, _UID_SPAN = 1_900_000_000, 100_000_000
 # Each run's directories in $TMPDIR: staging (code, config) and, without bwrap, the code's scratch directory.
 STAGING_PREFIX, SCRATCH_PREFIX = "hierplan-sbx-", "hierplan-scratch-"
+#: Under the code's working directory: the run's data (read-only) and the folder whose files come back.
+DATA_DIR, OUTPUT_DIR = "data", "out"
+OUTPUT_PREFIX = "hierplan-out-"
+MAX_OUTPUT_FILES = 100
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
 
@@ -93,12 +98,17 @@ def _write_files(root: str, files: dict[str, str | bytes], owner: int | None, gr
 
 def run_python(code: str, *, before: Sequence[str] = (), limits: SandboxLimits | None = None,
                files: dict[str, str | bytes] | None = None,
+               data: Mapping[str, bytes] | None = None, collect_outputs: int | None = None,
                require_isolation: Literal["none", "basic", "full"] | None = None,
                layers: Iterable[str] | None = None) -> ExecutionResult:
     """Run ``code`` in a fresh, isolated interpreter and return what happened.
 
     ``before``: programs run first in the same interpreter and namespace, their output hidden and a failing
-    one skipped, so the names they set exist in ``code`` (a Python step's earlier steps). ``layers``
+    one skipped, so the names they set exist in ``code`` (a Python step's earlier steps). ``data`` ({name:
+    bytes}): files the code reads at ./data/NAME, read-only (a bind mount under bwrap; else files and folder
+    owned by hierplan, mode 0444/0555, which the per-run uid cannot change). ``collect_outputs``: a byte limit
+    per file; what the code saved under ./out/ comes back in ``outputs`` (regular files only, never followed
+    through a link; a larger file is named in ``outputs_skipped`` instead). ``layers``
     (tests, benchmarks) restricts the layers tried; by default all that the machine
     supports. A missing layer is warned about once per process; ``require_isolation`` raises
     :class:`IsolationError` if the resulting level is lower than asked.
@@ -110,6 +120,10 @@ def run_python(code: str, *, before: Sequence[str] = (), limits: SandboxLimits |
     limits = limits or SandboxLimits()
     files = dict(files or {})
     _check_files(files)
+    data = dict(data or {})
+    _check_files({f"{DATA_DIR}/{name}": b"" for name in data})
+    if any("/" in name for name in data):
+        raise ValueError("data file names must not contain folders")
     use, missing = plan_layers(layers)
     level = level_of(use)
     if require_isolation and LEVEL_ORDER.index(level) < LEVEL_ORDER.index(require_isolation):
@@ -120,11 +134,36 @@ def run_python(code: str, *, before: Sequence[str] = (), limits: SandboxLimits |
     if layers is None:
         for name, reason in missing.items():
             _warn_missing(name, reason)
-    return _run(code, list(before), limits, files, use, level)
+    return _run(code, list(before), limits, files, use, level, data, collect_outputs)
+
+
+def _read_outputs(folder: str, cap: int) -> tuple[dict[str, bytes], dict[str, int]]:
+    """({path under out/: bytes}, {path: size} of files over ``cap``): regular files only, opened without
+    following a link (the code could leave one to a file only hierplan may read)."""
+    kept: dict[str, bytes] = {}
+    skipped: dict[str, int] = {}
+    for root, _dirs, names in os.walk(folder):
+        for n in sorted(names):
+            path = os.path.join(root, n)
+            rel = os.path.relpath(path, folder)
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or len(kept) + len(skipped) >= MAX_OUTPUT_FILES:
+                continue
+            if st.st_size > cap:
+                skipped[rel] = st.st_size
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as f:
+                content = f.read(cap + 1)
+            if len(content) > cap:
+                skipped[rel] = len(content)
+            else:
+                kept[rel] = content
+    return kept, skipped
 
 
 def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, str | bytes], use: set[str],
-         level: str) -> ExecutionResult:
+         level: str, data: dict[str, bytes], collect_outputs: int | None) -> ExecutionResult:
     p = probe()
     layout = python_layout()
     site = ensure_site_dir(layout)
@@ -132,7 +171,11 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
     uid = _UID_BASE + random.randrange(_UID_SPAN) if ("uid" in use and p.root) else None
     staging = tempfile.mkdtemp(prefix=STAGING_PREFIX)
     host_scratch = None if use_bwrap else tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
-    temporary = [d for d in (staging, host_scratch) if d]
+    # Under bwrap the scratch dir is a tmpfs that ends with the run: out/ is a host folder bound over it.
+    host_out = tempfile.mkdtemp(prefix=OUTPUT_PREFIX) if use_bwrap and collect_outputs is not None else None
+    temporary = [d for d in (staging, host_scratch, host_out) if d]
+    outputs: dict[str, bytes] = {}
+    skipped: dict[str, int] = {}
     try:
         for d in temporary:
             reaper.own_dir(d)  # removed by the reaper if hierplan dies before the finally below
@@ -141,12 +184,29 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
             f.write(code)
         inner_staging = bw.STAGING if use_bwrap else staging
         scratch = bw.SCRATCH if use_bwrap else host_scratch
+        ro_binds: list[tuple[str, str]] = []
+        binds: list[tuple[str, str]] = []
         if use_bwrap:
             _write_files(os.path.join(staging, "files"), files, None)
+            if data:
+                _write_files(os.path.join(staging, DATA_DIR), data, None)
+                ro_binds.append((os.path.join(staging, DATA_DIR), os.path.join(bw.SCRATCH, DATA_DIR)))
+            if host_out:
+                if uid is not None:
+                    os.chown(host_out, uid, uid)
+                binds.append((host_out, os.path.join(bw.SCRATCH, OUTPUT_DIR)))
         else:
+            if collect_outputs is not None:
+                os.makedirs(os.path.join(host_scratch, OUTPUT_DIR))
             _write_files(host_scratch, files, uid)
             if uid is not None:
                 os.chown(host_scratch, uid, uid)
+            if data:  # written after the chown: hierplan's files, which the per-run uid can read, not change
+                data_dir = os.path.join(host_scratch, DATA_DIR)
+                _write_files(data_dir, data, None)
+                for name in data:
+                    os.chmod(os.path.join(data_dir, name), 0o444)
+                os.chmod(data_dir, 0o555)
         rl = {
             "RLIMIT_CPU": [limits.cpu_seconds, limits.cpu_seconds + 1],
             "RLIMIT_AS": [limits.memory_bytes, limits.memory_bytes],
@@ -179,11 +239,16 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
             os.chmod(staging, 0o750)
         cmd = [layout.executable, "-I", "-S", LAUNCHER, os.path.join(inner_staging, "config.bin")]
         argv = bw.build_args(p.bwrap_path, layout, root=p.root, scratch_bytes=limits.scratch_bytes,
-                             staging=staging, command=cmd) if use_bwrap else cmd
+                             staging=staging, command=cmd, ro_binds=tuple(ro_binds),
+                             binds=tuple(binds)) if use_bwrap else cmd
         # Under bwrap the pid namespace ends with the run; without it the uid is swept (also when
         # execute raises). Either way the reaper kills both if hierplan dies during the run.
         raw = runner.execute(argv, env=runner.child_env(scratch), cwd=scratch if host_scratch else "/",
                              limits=limits, uid=uid, sweep=not use_bwrap)
+        if collect_outputs is not None:  # the run's processes are gone: nothing changes the folder now
+            out_dir = host_out or os.path.join(host_scratch, OUTPUT_DIR)
+            if os.path.isdir(out_dir) and not os.path.islink(out_dir):
+                outputs, skipped = _read_outputs(out_dir, collect_outputs)
     finally:
         for d in temporary:
             shutil.rmtree(d, ignore_errors=True)
@@ -197,5 +262,5 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
     return ExecutionResult(
         ok=reason == "ok", stdout=raw.stdout.decode("utf-8", errors="replace"), stderr=stderr, error=error,
         exit_reason=reason, returncode=rc, duration_s=round(raw.duration_s, 4),
-        isolation=[n for n in ALL_LAYERS if n in use], level=level,
+        isolation=[n for n in ALL_LAYERS if n in use], level=level, outputs=outputs, outputs_skipped=skipped,
     )

@@ -34,11 +34,13 @@ def _parent_dirs(targets: list[str]) -> list[str]:
 
 
 def build_args(bwrap: str, layout: PythonLayout, *, root: bool, scratch_bytes: int,
-               staging: str | None, command: list[str]) -> list[str]:
+               staging: str | None, command: list[str], ro_binds: tuple[tuple[str, str], ...] = (),
+               binds: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """The full argv. ``root``: hierplan runs as root, so no user namespace is created (it would
     map the sandbox to host uid 0); the launcher keeps only CAP_SETUID/CAP_SETGID to switch to
     the per-run uid, which clears every capability. Otherwise a user namespace maps the
-    caller to uid 65534 with all capabilities dropped."""
+    caller to uid 65534 with all capabilities dropped. ``ro_binds`` and ``binds`` ((host, inside) pairs) are
+    mounted over the scratch tmpfs: the run's data read-only, its out/ folder writable on the host."""
     a = [bwrap, "--die-with-parent", "--new-session"]
     if root:
         a += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -66,6 +68,10 @@ def build_args(bwrap: str, layout: PythonLayout, *, root: bool, scratch_bytes: i
     if staging:
         a += ["--ro-bind", staging, STAGING]
     a += ["--dev", "/dev", "--proc", "/proc",
-          "--perms", "1777", "--size", str(scratch_bytes), "--tmpfs", SCRATCH, "--chdir", SCRATCH,
-          "--", *command]
+          "--perms", "1777", "--size", str(scratch_bytes), "--tmpfs", SCRATCH]
+    for host, inside in ro_binds:
+        a += ["--ro-bind", host, inside]
+    for host, inside in binds:
+        a += ["--bind", host, inside]
+    a += ["--chdir", SCRATCH, "--", *command]
     return a

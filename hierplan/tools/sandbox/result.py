@@ -45,3 +45,8 @@ class ExecutionResult(BaseModel):
     duration_s: float = 0.0
     isolation: list[str] = Field(default_factory=list, description="Layers actually applied.")
     level: Level = "none"
+    outputs: dict[str, bytes] = Field(default_factory=dict, description=(
+        "With collect_outputs: the files the code saved under ./out/ ({path under out/: bytes}), read back "
+        "within the limits given."))
+    outputs_skipped: dict[str, int] = Field(default_factory=dict, description="Files under ./out/ over the "
+                                            "limit per file, with their sizes (not read back).")

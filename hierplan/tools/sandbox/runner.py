@@ -32,7 +32,8 @@ _MEMORY_LINE = re.compile(r"^[\w.]*MemoryError\b")
 
 
 def child_env(scratch: str) -> dict[str, str]:
-    return {**BASE_ENV, "HOME": scratch, "TMPDIR": scratch}
+    # matplotlib writes its font cache under MPLCONFIGDIR: somewhere writable that dies with the run
+    return {**BASE_ENV, "HOME": scratch, "TMPDIR": scratch, "MPLCONFIGDIR": os.path.join(scratch, ".matplotlib")}
 
 
 @dataclass

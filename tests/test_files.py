@@ -1,0 +1,201 @@
+"""Files in (--file, the input's ``files``) and artifacts out (what a Python step saves under out/): the checks
+before any model call, the preview the prompts carry, the real sandbox's data/ and out/ folders in every layer
+set, and the artifacts recorded, listed, written out and kept across a resume."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+
+import pytest
+
+from fakes import ScriptedChatModel, plan_json
+from helpers import cli, one_line_error, saved_values
+from hierplan import build_graph
+from hierplan.config import ARTIFACTS_MAX_BYTES, FILE_MAX_BYTES
+from hierplan.errors import UsageError
+from hierplan.nodes import prompts
+from hierplan.tools import run_python
+from hierplan.tools.files import collect_artifacts, load_files, preview
+
+SALES = b"region,amount,rate\nnorth,10,0.5\nsouth,20,1.5\neast,30,2.0\n"
+# What the scripted Python step writes: it reads the CSV given with --file, prints the sum, saves a chart and a table.
+PROGRAM = """```python
+import csv
+import matplotlib.pyplot as plt
+rows = list(csv.DictReader(open("data/sales.csv")))
+total = sum(int(r["amount"]) for r in rows)
+plt.bar([r["region"] for r in rows], [int(r["amount"]) for r in rows])
+plt.savefig("out/chart.png")
+with open("out/sums.csv", "w") as f:
+    f.write(f"total\\n{total}\\n")
+print(total)
+```"""
+
+
+@pytest.fixture
+def sales(tmp_path):
+    path = tmp_path / "sales.csv"
+    path.write_bytes(SALES)
+    return str(path)
+
+
+# --- files in: the checks ---------------------------------------------------------------------------------------
+
+def test_a_file_is_copied_with_its_sha256_size_and_preview(sales):
+    [f] = load_files([sales])
+    assert (f["name"], f["size"], f["media_type"]) == ("sales.csv", len(SALES), "text/csv")
+    assert f["sha256"] == hashlib.sha256(SALES).hexdigest() and base64.b64decode(f["data"]) == SALES
+    assert f["preview"].startswith("CSV, 3 rows; columns: region (text), amount (int), rate (float)")
+    assert "north,10,0.5" in f["preview"]
+
+
+def test_previews_of_json_and_text_and_binary():
+    assert preview("a.json", b'{"cities": [{"name": "x"}], "n": 2}') == (
+        "JSON, object of 2 keys {'cities': list of 1 items of object of 1 keys, 'n': int}")
+    assert preview("notes.txt", b"one\ntwo\nthree\nfour\n") == "text, 4 lines; first lines:\none\ntwo\nthree"
+    assert preview("x.bin", b"\0\1\2") == "binary, 3 bytes"
+    assert len(preview("big.txt", b"y" * 10_000)) <= 600
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda d: str(d / "missing.csv"), "no such file"),
+    (lambda d: str(d), "is a directory"),
+    (lambda d: _write(d / "big.csv", b"x" * (FILE_MAX_BYTES + 1)), "the limit is 2.0 MiB per file"),
+])
+def test_a_bad_file_is_one_usage_error(tmp_path, make, needle):
+    with pytest.raises(UsageError, match=needle):
+        load_files([make(tmp_path)])
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_is_one_usage_error(tmp_path):
+    path = _write(tmp_path / "secret.csv", b"a\n")
+    os.chmod(path, 0)
+    with pytest.raises(UsageError, match="cannot be read"):
+        load_files([path])
+
+
+def test_two_files_of_one_name_are_refused(tmp_path, sales):
+    other = tmp_path / "sub"
+    other.mkdir()
+    with pytest.raises(UsageError, match="another file is named 'sales.csv'"):
+        load_files([sales, _write(other / "sales.csv", b"a\n")])
+
+
+def test_cli_refuses_a_missing_file_before_any_model_call(models, tmp_path):
+    code, out, err = cli("run", "Sum the amounts", "--file", str(tmp_path / "nope.csv"), "--db",
+                         str(tmp_path / "r.sqlite"))
+    assert code == 2 and out == ""
+    one_line_error(err, "nope.csv", "no such file")
+    assert models[1] == []  # no model was even loaded
+    code, out, _ = cli("runs", "--json", "--db", str(tmp_path / "r.sqlite"))
+    assert json.loads(out) == []  # and no run recorded
+
+
+# --- the sandbox's data/ and out/ -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layers", [None, ["uid", "seccomp", "landlock"], ["seccomp"], []],
+                         ids=["all", "no-bwrap", "seccomp-only", "none"])
+def test_the_sandbox_reads_data_and_gives_back_out_in_every_layer_set(layers):
+    code = """
+import os
+print(open("data/sales.csv").read().count("\\n"))
+os.makedirs("out/tables")
+open("out/tables/t.csv", "w").write("a\\n1\\n")
+open("out/big.bin", "wb").write(b"x" * 5000)
+os.symlink("/etc/passwd", "out/link")
+"""
+    res = run_python(code, data={"sales.csv": SALES}, collect_outputs=4096, layers=layers)
+    assert res.ok, res.stderr
+    assert res.stdout == "4\n"
+    assert res.outputs == {"tables/t.csv": b"a\n1\n"}  # the link is not followed, the big file not read
+    assert res.outputs_skipped == {"big.bin": 5000}
+
+
+@pytest.mark.parametrize("layers", [None, ["uid", "seccomp", "landlock"]], ids=["all", "no-bwrap"])
+def test_the_data_is_read_only_under_its_own_uid(layers):
+    code = """
+try:
+    open("data/sales.csv", "a").write("x")
+    print("written")
+except OSError:
+    print("refused")
+"""
+    res = run_python(code, data={"sales.csv": SALES}, layers=layers)
+    assert res.stdout == "refused\n", res.stderr
+
+
+def test_artifacts_past_the_run_limit_are_left_out_and_repeats_are_not_kept():
+    big = b"y" * 1000
+    kept, dropped = collect_artifacts({"a.csv": b"1\n", "b.png": big}, used=ARTIFACTS_MAX_BYTES - 500,
+                                      seen={("c.csv", hashlib.sha256(b"c").hexdigest())})
+    assert [a["name"] for a in kept] == ["a.csv"] and "b.png was not kept" in dropped[0]
+    kept, _ = collect_artifacts({"c.csv": b"c"}, seen={("c.csv", hashlib.sha256(b"c").hexdigest())})
+    assert kept == []
+
+
+# --- a run with a file: the graph and the CLI ------------------------------------------------------------------
+
+def test_a_python_step_reads_the_file_and_its_chart_and_table_are_kept(sales):
+    model = ScriptedChatModel(script={"planner": [plan_json(["python", "llm", "llm"])], "python_step": [PROGRAM],
+                                      "llm_step": ["The total is 60.", "Done."], "aggregator": ["The total is 60."]})
+    graph = build_graph(model, constrain=False)  # the real sandbox
+    state = graph.invoke({"task": "Sum the amounts in sales.csv and draw a chart", "files": load_files([sales])},
+                         {"configurable": {"thread_id": "f1"}})
+    step = state["results"][0]
+    assert step["ok"] and step["output"] == "60"
+    by_name = {a["name"]: a for a in step["artifacts"]}
+    assert set(by_name) == {"chart.png", "sums.csv"}
+    assert base64.b64decode(by_name["chart.png"]["data"]).startswith(b"\x89PNG")
+    assert by_name["chart.png"]["media_type"] == "image/png"
+    assert base64.b64decode(by_name["sums.csv"]["data"]) == b"total\n60\n"
+    assert by_name["sums.csv"]["sha256"] == hashlib.sha256(b"total\n60\n").hexdigest()
+    assert state["results"][1]["artifacts"] == []
+    prompts_of = {c["node"]: c["messages"][-1].content for c in model.calls}
+    for node in ("planner", "python_step", "llm_step"):
+        assert f"sales.csv ({len(SALES)} bytes): CSV, 3 rows; columns: region (text)" in prompts_of[node], node
+    assert "./out/" in prompts_of["python_step"] and "./out/" not in prompts_of["llm_step"]
+    assert "out/chart.png, out/sums.csv" in prompts_of["aggregator"]
+    assert model.count("python_check") == 0  # the checker cannot see the file: not asked
+
+
+def test_without_files_the_prompts_are_unchanged():
+    model = ScriptedChatModel(script={"planner": [plan_json(["python", "llm", "llm"])], "python_step": ["print(2)"]})
+    build_graph(model, constrain=False).invoke({"task": "Write about two"}, {"configurable": {"thread_id": "f2"}})
+    for call in model.calls:
+        text = "\n".join(str(m.content) for m in call["messages"])
+        assert prompts.FILES_GIVEN.strip() not in text and "./out/" not in text and "saved, kept" not in text
+
+
+def test_cli_run_with_a_file_lists_artifacts_writes_them_out_and_keeps_them_across_a_resume(models, tmp_path,
+                                                                                           sales):
+    db = str(tmp_path / "runs.sqlite")
+    models[0].append({"planner": [plan_json(["python", "none", "none"])], "python_step": [PROGRAM],
+                      "aggregator": [RuntimeError("the model went away")]})
+    code, _, err = cli("run", "Sum the amounts and draw a chart", "--file", sales, "--db", db, "--run-id", "a1")
+    assert code == 1 and "hierplan resume a1" in err
+    models[0].append({"aggregator": ["The total is 60; see out/chart.png."]})
+    code, out, err = cli("resume", "a1", "--db", db)
+    assert code == 0, err
+    assert models[1][1].count("python_step") == 0  # the step, its program and its files were kept
+    assert "out/chart.png" in models[1][1].calls[0]["messages"][-1].content
+    values = saved_values(db, "a1")
+    assert values["files"][0]["sha256"] == hashlib.sha256(SALES).hexdigest()
+
+    code, out, _ = cli("show", "a1", "--db", db)
+    assert f"file: sales.csv ({len(SALES)} bytes" in out and "saved out/chart.png (image/png" in out
+    code, out, _ = cli("show", "a1", "--json", "--db", db)
+    listed = json.loads(out)["artifacts"]
+    assert [(a["step_id"], a["name"]) for a in listed] == [(1, "chart.png"), (1, "sums.csv")]
+    assert "data" not in listed[0]
+    code, out, _ = cli("show", "a1", "--artifacts", str(tmp_path / "got"), "--db", db)
+    assert (tmp_path / "got" / "step-1" / "sums.csv").read_bytes() == b"total\n60\n"
+    assert (tmp_path / "got" / "step-1" / "chart.png").read_bytes().startswith(b"\x89PNG")
+
+
+def _write(path, data: bytes) -> str:
+    path.write_bytes(data)
+    return str(path)
