@@ -13,7 +13,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from fakes import FakeExecution, ScriptedChatModel, plan_json
 from hierplan import build_graph
-from hierplan.cli import eval_cmd
+from hierplan.eval import command as eval_cmd
 from hierplan.errors import UsageError
 from hierplan.eval import (last_number, load_tasks, numbers_equal, parse_gsm8k_answer, parse_number,
                            run_eval, score, summarize, task_metrics)
@@ -349,7 +349,7 @@ def test_cli_module_imports_no_torch():
     import subprocess
     import sys
 
-    code = ("import sys, hierplan.cli.eval_cmd, hierplan.eval; "
+    code = ("import sys, hierplan.eval.command, hierplan.eval; "
             "print([m for m in ('torch', 'transformers') if m in sys.modules])")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "[]"

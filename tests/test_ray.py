@@ -91,7 +91,7 @@ def test_cli_ray_missing_is_one_line(tmp_path, monkeypatch):
 
 def test_eval_modules_and_eval_help_do_not_import_ray():
     probe = ("import sys, contextlib, io\n"
-             "import hierplan.eval, hierplan.eval.harness, hierplan.eval.distributed, hierplan.cli.eval_cmd\n"
+             "import hierplan.eval, hierplan.eval.harness, hierplan.eval.distributed, hierplan.eval.command\n"
              "from hierplan.cli.main import main\n"
              "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
              "    try:\n        main(['eval', '--help'])\n    except SystemExit:\n        pass\n"

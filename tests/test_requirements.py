@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedChatModel, plan_json
-from hierplan.cli import eval_cmd
+from hierplan.eval import command as eval_cmd
 from hierplan.errors import UsageError
 from hierplan.eval.report import render_summary, summarize
 from hierplan.eval.requirements import CHECKS, check, requirement_fields, validate, words

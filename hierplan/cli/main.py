@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib.metadata import entry_points
 
 from hierplan import __version__
 
+COMMANDS_GROUP = "hierplan.commands"
+
 
 def build_parser() -> argparse.ArgumentParser:
-    from hierplan.cli import eval_cmd, history_cmd, inspect_cmd, models_cmd, run_cmd, sandbox_cmd, serve_cmd, ui_cmd
+    from hierplan.cli import history_cmd, inspect_cmd, models_cmd, run_cmd, sandbox_cmd, serve_cmd, ui_cmd
     from hierplan.cli.common import add_common_options
 
     common = argparse.ArgumentParser(add_help=False)
@@ -25,9 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
     inspect_cmd.add_parsers(sub, common)
     history_cmd.add_parsers(sub, common)
     models_cmd.add_parser(sub)
-    eval_cmd.add_parser(sub)  # its own --db: where tasks keep checkpoints, in memory by default
     add_common_options(sandbox_cmd.add_parser(sub))
     ui_cmd.add_parser(sub, common)
+    # Commands that sit above the product plug in here (the evaluation's `eval` command): the product never
+    # imports them.
+    for command in entry_points(group=COMMANDS_GROUP):
+        command.load()(sub)
     return parser
 
 

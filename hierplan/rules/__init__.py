@@ -8,5 +8,5 @@ Nodes (hierplan.nodes) call them; each has its own tests. Their constants live i
 - vote: the number most programs agree on;
 - numbers: reading and comparing written numbers;
 - answer: does a final answer agree with what the plan computed;
-- text: code fences and words, shared with the evaluation (hierplan.eval imports these, never the reverse).
+- text: code fences and words, which the evaluation imports too, so a count means the same thing in both.
 """
