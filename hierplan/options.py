@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, Mapping
 
 from hierplan.config import MAX_CODE_REPAIRS, MAX_REPLANS, SamplingConfig
+from hierplan.roles import option_name
 
 Engine = Literal["auto", "llama.cpp", "transformers"]
 Device = Literal["cpu", "cuda"]
@@ -37,6 +38,19 @@ class RunOptions:
         "an embedded model's short name (`hierplan models`), a .gguf file, a model folder or a HF model id "
         "(default: $HIERPLAN_MODEL or the embedded qwen2.5-coder-1.5b)", load=True))
     """Which model: short name, .gguf path, folder, HF id or ``openai:NAME``."""
+    planner_model: str | None = field(default=None, metadata=_opt(
+        "the planner's and the replanner's model, anything --model takes (default: --model)", load=True,
+        metavar="MODEL"))
+    """The planner role's model (hierplan.roles); None: ``model``'s. Loaded with the same engine, device and
+    base URL options."""
+    executor_model: str | None = field(default=None, metadata=_opt(
+        "the steps' and the checker's model, anything --model takes (default: --model)", load=True,
+        metavar="MODEL"))
+    """The executor role's model (the steps, a tool's arguments, the checker); None: ``model``'s."""
+    aggregator_model: str | None = field(default=None, metadata=_opt(
+        "the aggregator's and the reviser's model, anything --model takes (default: --model)", load=True,
+        metavar="MODEL"))
+    """The aggregator role's model (the answer and its rewrites); None: ``model``'s."""
     base_url: str | None = field(default=None, metadata=_opt(
         "an OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI), e.g. http://gpu-box:8000/v1; its key "
         "comes from $OPENAI_API_KEY only", load=True, metavar="URL"))
@@ -102,9 +116,13 @@ class RunOptions:
         return replace(self, **{n: getattr(parsed, n) for n in names if n in {f.name for f in fields(self)}})
 
     def load_options(self) -> dict[str, Any]:
-        """The options that choose the model, those given (what the model loader reads)."""
+        """The options that choose the models, those given (the roles' models included)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if f.metadata.get("load") and getattr(self, f.name) is not None}
+
+    def role_model(self, role: str) -> str | None:
+        """The model a role's option names (hierplan.roles), else ``model`` (None: the loader's default)."""
+        return getattr(self, option_name(role)) or self.model
 
     def sampling(self, base: SamplingConfig | None = None) -> SamplingConfig:
         """Each node's sampling: ``base`` (hierplan.config's defaults) under this run's overrides."""

@@ -1,19 +1,25 @@
-"""The model a run's options name, and what a loaded model says of itself. The graph itself is compiled by
-hierplan.graph.builder.build_graph, the one function every entry point compiles the agent with."""
+"""The models a run's options name (one, or one per role: hierplan.roles), and what a loaded model says of
+itself. The graph itself is compiled by hierplan.graph.builder.build_graph, the one function every entry point
+compiles the agent with."""
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from hierplan.options import RunOptions
+from hierplan.roles import EXECUTOR, ROLES, option_name
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.tools import BaseTool
 
 ModelLoader = Callable[[RunOptions], "BaseChatModel"]
+ModelsLoader = Callable[[RunOptions], "Mapping[str, BaseChatModel]"]
+"""Each role's chat model (hierplan.roles) for a run's options."""
 ToolLoader = Callable[[RunOptions], "list[BaseTool]"]
 
 
@@ -22,8 +28,43 @@ def load_model(options: RunOptions) -> BaseChatModel:
     defaults and environment variables)."""
     import hierplan.models  # looked up at call time: tests replace hierplan.models.load_chat_model
 
-    kwargs = options.load_options()
+    roles = {option_name(r) for r in ROLES}
+    kwargs = {k: v for k, v in options.load_options().items() if k not in roles}
     return hierplan.models.load_chat_model(kwargs.pop("model", None), **kwargs)
+
+
+def _remote(name: str | None) -> bool:
+    from hierplan.models import REMOTE_PREFIX  # light: the engines load with a model
+
+    name = (name or "").strip() or os.environ.get("HIERPLAN_MODEL", "").strip()
+    return name.lower().startswith(REMOTE_PREFIX)
+
+
+def role_options(options: RunOptions) -> dict[str, RunOptions]:
+    """Each role's model options (hierplan.roles): the run's, with the role's model as ``model`` and no role
+    options. Where a run mixes local and remote (``openai:NAME``) models, ``base_url`` goes to the remote ones
+    only and ``engine`` to the local ones only; otherwise each gets every option, as a single model would."""
+    names = {role: options.role_model(role) for role in ROLES}
+    cleared = replace(options, **{option_name(r): None for r in ROLES})
+    mixed = len({_remote(n) for n in names.values()}) > 1
+    each = {}
+    for role, name in names.items():
+        drop = ({"engine": None} if _remote(name) else {"base_url": None}) if mixed else {}
+        each[role] = replace(cleared, model=name, **drop)
+    return each
+
+
+def load_models(options: RunOptions, load: ModelLoader = load_model) -> dict[str, BaseChatModel]:
+    """One chat model per role, by ``load`` (load_model, or a caller's): each distinct model once, in the roles'
+    order (planner, executor, aggregator), so roles that name the same model share it."""
+    loaded: dict[str, BaseChatModel] = {}
+    models = {}
+    for role, role_opts in role_options(options).items():
+        key = json.dumps(role_opts.load_options(), sort_keys=True)
+        if key not in loaded:
+            loaded[key] = load(role_opts)
+        models[role] = loaded[key]
+    return models
 
 
 def model_info(model: Any) -> dict[str, Any] | None:
@@ -32,6 +73,14 @@ def model_info(model: Any) -> dict[str, Any] | None:
     info = (getattr(model, "metadata", None) or {}).get("hierplan_model") or {}
     brief = {k: info.get(k) for k in ("name", "engine", "quantization", "device") if info.get(k) is not None}
     return brief or None
+
+
+def models_info(models: Mapping[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """What a run records of its role models: (the executor's model_info, each role's where they differ, else
+    None)."""
+    infos = {role: model_info(models[role]) for role in ROLES}
+    differ = len({json.dumps(i, sort_keys=True) for i in infos.values()}) > 1
+    return infos[EXECUTOR], (infos if differ else None)
 
 
 def load_tools(options: RunOptions) -> list[BaseTool]:

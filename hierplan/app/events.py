@@ -17,8 +17,10 @@ class Reporter(Protocol):
     def status(self, text: str) -> None:
         """What the run is doing now (loading the model, planning, ...)."""
 
-    def run_started(self, run_id: str, task: str, *, resumed: bool, model: dict | None, kind: str | None) -> None:
-        """``kind``: the task's kind when already known (a resumed run's, or the caller's)."""
+    def run_started(self, run_id: str, task: str, *, resumed: bool, model: dict | None, kind: str | None,
+                    models: dict | None = None) -> None:
+        """``kind``: the task's kind when already known (a resumed run's, or the caller's). ``model``: the
+        executor's model; ``models``: each role's, when they differ (hierplan.roles)."""
 
     def update(self, node: str, update: dict[str, Any]) -> None:
         """A node finished with this state update."""
@@ -49,8 +51,9 @@ class Events:
         pass
 
     def run_started(self, run_id: str, task: str, *, resumed: bool = False, model: dict | None = None,
-                    kind: str | None = None) -> None:
-        self.emit("run_started", run_id=run_id, task=task, resumed=resumed, model=model, kind=kind)
+                    kind: str | None = None, models: dict | None = None) -> None:
+        self.emit("run_started", run_id=run_id, task=task, resumed=resumed, model=model, kind=kind,
+                  **({"models": models} if models else {}))
 
     def update(self, node: str, update: dict[str, Any]) -> None:
         if node == "planner":  # the plan comes out after the tool choice; its source is the planner's

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from hierplan.app.agent import ModelLoader, ToolLoader, load_model, load_tools, model_info, with_absolute_paths
+from hierplan.app.agent import (ModelLoader, ModelsLoader, ToolLoader, load_model, load_models, load_tools, models_info,
+                                with_absolute_paths)
 from hierplan.app.events import Reporter
 from hierplan.errors import DatabaseError, HierplanError, UsageError
 from hierplan.options import RunOptions
@@ -95,13 +96,20 @@ def _record(options: RunOptions, kind: str | None, **extra: Any) -> dict[str, An
 
 
 class RunService:
-    """Runs over one database; ``load`` gives the model for a run's options (the web page: its one model),
-    ``load_tools`` the registered tools (its MCP servers' tools)."""
+    """Runs over one database; ``load`` gives the model for a run's options, ``load_models`` each role's
+    (default: ``load`` once per distinct model the options name; the web page: its own), ``load_tools`` the
+    registered tools (its MCP servers' tools)."""
 
-    def __init__(self, db: str, load: ModelLoader = load_model, load_tools: ToolLoader = load_tools):
+    def __init__(self, db: str, load: ModelLoader = load_model, load_tools: ToolLoader = load_tools,
+                 load_models: ModelsLoader | None = None):
         self.db = db
         self.load = load
         self.load_tools = load_tools
+        self._load_models = load_models
+
+    def load_models(self, options: RunOptions) -> dict[str, Any]:
+        """Each role's chat model (hierplan.roles) for a run's options."""
+        return self._load_models(options) if self._load_models else load_models(options, self.load)
 
     # --- preparing a run ------------------------------------------------------------------------------------
     def start(self, task: str, options: RunOptions, *, kind: str | None = None, run_id: str | None = None,
@@ -208,14 +216,14 @@ class RunService:
         from hierplan.graph.builder import build_graph
 
         reporter.status("loading the model")
-        model = self.load(run.options)
-        info = model_info(model)
-        if info:
-            run.store.set_model(run.id, info)
-        graph = build_graph(model, open_checkpointer(self.db), options=run.options, tools=run.tools)
+        models = self.load_models(run.options)
+        info, roles = models_info(models)
+        if info or roles:
+            run.store.set_model(run.id, info, roles)
+        graph = build_graph(models, open_checkpointer(self.db), options=run.options, tools=run.tools)
         config = {"configurable": {"thread_id": run.id}}
         state = graph.get_state(config)
-        reporter.run_started(run.id, run.task, resumed=run.resumed, model=info,
+        reporter.run_started(run.id, run.task, resumed=run.resumed, model=info, models=roles,
                              kind=state.values.get("kind") or run.kind)
         reporter.status("planning")
         # A new run starts from its task; one stopped before its first checkpoint starts over; others go on.

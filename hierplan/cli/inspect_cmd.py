@@ -99,8 +99,8 @@ def print_run(record: Any, values: dict[str, Any]) -> None:
     console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
     for f in values.get("files") or []:
         console.print(f"file: {f['name']} ({f['size']:,} bytes, sha256 {f['sha256'][:12]})", markup=False)
-    if record.model:
-        console.print(f"model: {text.describe_model(record.model)}", markup=False)
+    if record.model or record.models:
+        console.print(f"model: {text.describe_models(record.model, record.models)}", markup=False)
     if values.get("kind"):
         console.print(text.format_kind(values["kind"]), markup=False)
     if record.error:

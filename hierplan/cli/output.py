@@ -7,7 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from hierplan.app.events import Events
-from hierplan.render.text import (describe_model, format_artifact, format_check, format_kind, format_tool_call,
+from hierplan.render.text import (describe_models, format_artifact, format_check, format_kind, format_tool_call,
                                   plan_lines, planned_tool_calls, revision_lines, revision_title)
 
 STEP_NODES = ("python_step", "llm_step", "tool_step")
@@ -46,11 +46,11 @@ class HumanReporter:
             self._status.update(text)
 
     def run_started(self, run_id: str, task: str, *, resumed: bool = False, model: dict | None = None,
-                    kind: str | None = None) -> None:
+                    kind: str | None = None, models: dict | None = None) -> None:
         verb = "Resuming" if resumed else "Run"
         self.console.print(f"[bold]{verb} {run_id}[/bold]: {task}")
-        if model:
-            self.console.print(f"model: {describe_model(model)}", style="dim", markup=False)
+        if model or models:
+            self.console.print(f"model: {describe_models(model, models)}", style="dim", markup=False)
         if kind:
             self.console.print(format_kind(kind), style="dim", markup=False)
 

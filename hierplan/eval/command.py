@@ -18,6 +18,7 @@ from typing import Any
 from hierplan.cli.common import add_common_options
 from hierplan.errors import UsageError
 from hierplan.options import RunOptions
+from hierplan.roles import ROLES, option_name
 
 DEFAULT_OUT_ROOT = "eval-out"
 DEFAULT_CONCURRENCY = 1
@@ -76,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         "command": shlex.join(["hierplan", *args.argv]) if args.argv is not None else None,
         "tasks file": args.tasks,
         "model": options.model or os.environ.get("HIERPLAN_MODEL") or f"embedded {DEFAULT.short}",
+        **{f"{role} model": getattr(options, option_name(role)) for role in ROLES
+           if getattr(options, option_name(role))},
         "constrain": options.constrain,
         "parallel steps": options.parallel,
         "seed": options.seed,
@@ -128,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def build_eval_graph(options: RunOptions, db: str | None) -> Any:
-    """One model for every task; checkpoints in memory, or in ``db`` when given."""
-    from hierplan.app.agent import load_model
+    """One model (or one per role) for every task; checkpoints in memory, or in ``db`` when given."""
+    from hierplan.app.agent import load_models
     from hierplan.graph.builder import build_graph
 
     log("loading the model")
@@ -138,7 +141,7 @@ def build_eval_graph(options: RunOptions, db: str | None) -> Any:
         from hierplan.store import open_checkpointer
 
         checkpointer = open_checkpointer(db)
-    return build_graph(load_model(options), checkpointer, options=options)
+    return build_graph(load_models(options), checkpointer, options=options)
 
 
 def ray_meta(address: str | None, actors: int | None) -> dict[str, Any]:

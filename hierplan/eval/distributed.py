@@ -70,13 +70,13 @@ def build_actor_graph(options: dict[str, Any], db: str, model_factory: str | Non
     """The graph one actor runs every task with: its model built once (``base_url``: a model server every
     actor shares, instead of one model per actor), checkpoints in ``db``. ``options``: RunOptions as a dict,
     and whatever else ``model_factory`` reads."""
-    from hierplan.app.agent import load_model
+    from hierplan.app.agent import load_models
     from hierplan.graph.builder import build_graph
     from hierplan.options import RunOptions
     from hierplan.store import open_checkpointer
 
     run_options = RunOptions.from_dict(options)
-    model = load_factory(model_factory)(options) if model_factory else load_model(run_options)
+    model = load_factory(model_factory)(options) if model_factory else load_models(run_options)
     return build_graph(model, open_checkpointer(db), options=run_options)
 
 

@@ -7,7 +7,7 @@ classify -> planner -> tool_choice -> (approval) -> scheduler -> (python_step | 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Collection, Literal, Sequence
+from typing import Any, Collection, Literal, Mapping, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -34,12 +34,16 @@ from hierplan.nodes.tool_choice import after_tool_choice, make_tool_choice
 from hierplan.nodes.tool_step import make_tool_step
 from hierplan.nodes.vote import after_vote, computed_step, vote
 from hierplan.options import RunOptions, run_options
+from hierplan.roles import node_models
 from hierplan.rules.kind import NUMERIC
 from hierplan.tools.registered import check_tools
 
 # "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
 # LangGraph takes it as an invoke/stream argument; build_graph binds it (Runnable.bind) as the default.
 DURABILITY = "sync"
+
+ChatModels = BaseChatModel | Mapping[str, BaseChatModel] | None
+"""What build_graph and wire take as ``model``: one chat model, one per role (hierplan.roles), or None."""
 
 
 def make_dispatch(registered: Collection[str] = ()):
@@ -94,29 +98,31 @@ def scheduler(state: AgentState) -> AgentState:
     return {}
 
 
-def wire(model: BaseChatModel | None, *, sampling: SamplingConfig | None = None,
+def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
          run_code: CodeRunner = default_runner, tools: Sequence[BaseTool] = ()) -> StateGraph:
-    """The uncompiled graph. Nodes hold the model (and the registered tools) and only call them when they run;
+    """The uncompiled graph. Nodes hold their role's model (``model``: one chat model, or one per role as
+    ``build_graph`` takes them; hierplan.roles) and the registered tools, and only call them when they run;
     per-run options arrive as the run's context (RunOptions)."""
     base = sampling or SamplingConfig()
     tools = check_tools(tools)
     names = [t.name for t in tools]
+    of = node_models(model)  # each node gets its role's model (hierplan.roles.NODES)
     graph = StateGraph(AgentState, input_schema=InputState, context_schema=RunOptions)
     graph.add_node("classify", classify)
-    graph.add_node("planner", make_planner(model, base, tools))
+    graph.add_node("planner", make_planner(of["planner"], base, tools))
     graph.add_node("tool_choice", make_tool_choice(names))
     graph.add_node("approval", make_approval(tools))
     graph.add_node("scheduler", scheduler)
-    graph.add_node("python_step", make_python_step(model, base, run_code))
-    graph.add_node("llm_step", make_llm_step(model, base))
-    graph.add_node("tool_step", make_tool_step(model, base, tools))
-    graph.add_node("replanner", make_replanner(model, base, tools))
-    graph.add_node("checker", make_checker(model, base, lambda code: run_attempt(code, run_code)))
+    graph.add_node("python_step", make_python_step(of["python_step"], base, run_code))
+    graph.add_node("llm_step", make_llm_step(of["llm_step"], base))
+    graph.add_node("tool_step", make_tool_step(of["tool_step"], base, tools))
+    graph.add_node("replanner", make_replanner(of["replanner"], base, tools))
+    graph.add_node("checker", make_checker(of["checker"], base, lambda code: run_attempt(code, run_code)))
     graph.add_node("vote", vote)
-    graph.add_node("aggregator", make_aggregator(model, base))
+    graph.add_node("aggregator", make_aggregator(of["aggregator"], base))
     graph.add_node("answer_check", answer_check)
     graph.add_node("check_instructions", check_instructions)
-    graph.add_node("reviser", make_reviser(model, base))
+    graph.add_node("reviser", make_reviser(of["reviser"], base))
 
     graph.add_edge(START, "classify")
     graph.add_edge("classify", "planner")
@@ -138,12 +144,15 @@ def wire(model: BaseChatModel | None, *, sampling: SamplingConfig | None = None,
     return graph
 
 
-def build_graph(model: BaseChatModel | None, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
+def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
                 run_code: CodeRunner = default_runner, tools: Sequence[BaseTool] = (), **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
-    ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state).
+    ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state), or
+    one per role: a mapping of ``"planner"``, ``"executor"``, ``"aggregator"`` (hierplan.roles says which nodes
+    each serves) and ``"default"`` (the roles not named) to chat models, e.g. ``{"default": small, "planner":
+    big}``. An unknown role is a ValueError, anything but a BaseChatModel a TypeError.
     ``checkpointer``: any LangGraph checkpointer; None gives an in-memory one, so ``graph.invoke(None,
     same_config)`` resumes within this process (``hierplan.open_checkpointer(path)`` gives a SQLite file that
     survives it); False compiles without one, for a LangGraph Server, which brings its own.
@@ -155,8 +164,6 @@ def build_graph(model: BaseChatModel | None, checkpointer: BaseCheckpointSaver |
     ``approve=True`` stops after planning until ``graph.invoke(Command(resume={"action": "approve" | "edit" |
     "reject", ...}), config)``.
     """
-    if model is not None and not isinstance(model, BaseChatModel):
-        raise TypeError(f"model must be a LangChain BaseChatModel, got {type(model).__name__}")
     options = replace(options or RunOptions(), **overrides)
     graph = wire(model, sampling=sampling, run_code=run_code, tools=tools)
     if checkpointer is False:

@@ -16,6 +16,16 @@ def describe_model(model: Mapping[str, Any]) -> str:
     return f"{model.get('name', '?')}{where}{quant}"
 
 
+def describe_models(model: Mapping[str, Any] | None, models: Mapping[str, Any] | None = None) -> str:
+    """A run's recorded model, or each role's where they differ: "planner: A; executor, aggregator: B"."""
+    if not models:
+        return describe_model(model) if model else ""
+    by_model: dict[str, list[str]] = {}
+    for role, info in models.items():
+        by_model.setdefault(describe_model(info) if info else "?", []).append(role)
+    return "; ".join(f"{', '.join(roles)}: {text}" for text, roles in by_model.items())
+
+
 def format_kind(kind: str | None) -> str:
     """Which branch the run takes: the task's kind (numeric or writing), once decided."""
     return f"kind: {kind or 'not decided yet'}"

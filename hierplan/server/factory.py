@@ -96,9 +96,16 @@ def graph_for(options: RunOptions, load_model: ModelLoader | None) -> ServerGrap
     with _lock:  # one load at a time: two first runs must not load the same model twice
         compiled = _graphs.get(key)
         if compiled is None:
-            compiled = _graphs[key] = (_compile(_model(options, load_model), _tools(options)) if load_model
+            compiled = _graphs[key] = (_compile(_role_models(options, load_model), _tools(options)) if load_model
                                        else _compile(None))
     return ServerGraph(**_attributes(compiled), run_options=options)
+
+
+def _role_models(options: RunOptions, load_model: ModelLoader) -> dict[str, BaseChatModel]:
+    """Each role's model (hierplan.roles): a model named by several roles or graphs is loaded once."""
+    from hierplan.app.agent import load_models
+
+    return load_models(options, lambda role_options: _model(role_options, load_model))
 
 
 def _model(options: RunOptions, load_model: ModelLoader) -> BaseChatModel:
@@ -125,7 +132,7 @@ def _tools(options: RunOptions) -> list[Any]:
     return load_tools(options)
 
 
-def _compile(model: BaseChatModel | None, tools: list[Any] | None = None) -> CompiledStateGraph:
+def _compile(model: Mapping[str, BaseChatModel] | None, tools: list[Any] | None = None) -> CompiledStateGraph:
     from hierplan.graph.builder import build_graph
 
     graph = build_graph(model, checkpointer=False, tools=tools or ())

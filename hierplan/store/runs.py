@@ -19,6 +19,8 @@ STATUSES = ("running", "waiting", "interrupted", "failed", "done")
 COLUMNS = "id, task, status, started, updated, pid, host, options, error"
 # The loaded model's name, engine and quantization, kept in the options column (not an option one can pass).
 MODEL_INFO_KEY = "loaded_model"
+# Each role's loaded model (hierplan.roles), kept beside it only when the roles' models differ.
+ROLE_MODELS_KEY = "loaded_models"
 
 
 @dataclass
@@ -38,10 +40,16 @@ class RunRecord:
         """The model the run last ran on (name, engine, quantization), as loaded; None before it loaded."""
         return self.options.get(MODEL_INFO_KEY)
 
+    @property
+    def models(self) -> dict[str, Any] | None:
+        """Each role's model (planner, executor, aggregator), when they differ; None when one model ran them
+        all (``model`` is the executor's)."""
+        return self.options.get(ROLE_MODELS_KEY)
+
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status, "task": self.task,
                 "started": _iso(self.started), "updated": _iso(self.updated), "error": self.error,
-                "model": self.model}
+                "model": self.model, **({"models": self.models} if self.models else {})}
 
 
 def _iso(ts: float) -> str:
@@ -111,10 +119,12 @@ class RunStore:
         self._claim(run_id)
         return run_id
 
-    def set_model(self, run_id: str, info: dict[str, Any]) -> None:
-        """Record the model the run runs on (kept with its options: no other column changes)."""
-        record = self.get(run_id)
-        self._set_options(run_id, json.dumps({**record.options, MODEL_INFO_KEY: info}))
+    def set_model(self, run_id: str, info: dict[str, Any] | None, roles: dict[str, Any] | None = None) -> None:
+        """Record the model the run runs on (the executor's), and each role's when they differ (kept with its
+        options: no other column changes)."""
+        options = {k: v for k, v in self.get(run_id).options.items() if k != ROLE_MODELS_KEY}
+        self._set_options(run_id, json.dumps({**options, MODEL_INFO_KEY: info,
+                                               **({ROLE_MODELS_KEY: roles} if roles else {})}))
 
     def set_status(self, run_id: str, status: str, error: str | None = None) -> None:
         if status not in STATUSES:

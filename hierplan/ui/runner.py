@@ -46,20 +46,21 @@ class Runner:
         # starts or continues with these, as `hierplan resume --model X` would.
         self.options = dict(options)
         self.hub = hub or Hub()
-        self.service = RunService(db, load=lambda options: self.model())
-        self._model = None
+        self.service = RunService(db, load_models=lambda options: self.models())
+        self._models = None
         self._model_lock = threading.Lock()
         self._lock = threading.RLock()  # one decision at a time: two clicks must not start one run twice
         self._threads: dict[str, threading.Thread] = {}
 
-    def model(self):
-        """The one model of this server, loaded with the server's own options."""
+    def models(self):
+        """The models of this server, one per role (one for all unless it was given --planner-model and the
+        like), loaded with the server's own options."""
         with self._model_lock:
-            if self._model is None:
-                from hierplan.app.agent import load_model
+            if self._models is None:
+                from hierplan.app.agent import load_models
 
-                self._model = load_model(RunOptions.from_dict(self.options))
-            return self._model
+                self._models = load_models(RunOptions.from_dict(self.options))
+            return self._models
 
     # --- actions ------------------------------------------------------------------------------------------
     def start(self, task: str, form_options: Mapping[str, Any], kind: str | None = None,

@@ -33,7 +33,7 @@ def preload(runner: Runner) -> None:
     """Load the model now, so the first run does not wait for it; a failure shows on the run that needs it."""
     def load() -> None:
         try:
-            runner.model()
+            runner.models()
         except Exception as exc:  # noqa: BLE001 - the first run retries and records the error
             log.warning("hierplan ui: the model did not load (%s); runs will try again", " ".join(str(exc).split()))
 
