@@ -1,0 +1,64 @@
+"""A CSV analysis with a chart: give a run a file, let a Python step read it and save a PNG, get the PNG back.
+
+    .venv/bin/python examples/csv_chart.py                 # the embedded model; writes csv_chart_out/step-N/*.png
+
+The same run from the command line (examples/README.md has the whole task text):
+
+    hierplan run --file examples/data/sales.csv --run-id sales "With Python, read data/sales.csv, ..."
+    hierplan show sales --artifacts csv_chart_out
+
+What happens: the file is read and checked by ``load_files`` (what ``hierplan run --file`` does) and goes into the
+run's input as ``files``. The planner, the LLM steps and the Python steps see a short preview of it (columns,
+first rows, row count); a Python step's program reads it, read-only, at ``./data/sales.csv`` inside the sandbox,
+and what the program saves under ``./out/`` comes back on the step's result as ``artifacts`` (base64 bytes in
+the checkpointed state). ``save_artifacts`` writes them out as ``hierplan show RUN --artifacts DIR`` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hierplan import build_graph, load_chat_model
+from hierplan.tools.files import load_files, run_artifacts, save_artifacts
+
+HERE = Path(__file__).resolve().parent
+CSV = HERE / "data" / "sales.csv"
+
+# Name the file as the sandbox sees it (by its name) and the file to save under out/: small models follow a
+# task that says exactly where to read and where to write.
+TASK = ("sales.csv has one row per month, region and product, with the units sold and the revenue in euros. "
+        "With Python, read data/sales.csv, compute the total revenue and the revenue of each region, and save a "
+        "bar chart of the revenue by region as out/revenue_by_region.png. What is the total revenue?")
+
+
+def main(model=None, csv_path: str | Path = CSV, out_dir: str | Path = "csv_chart_out") -> dict:
+    """Run the task on ``csv_path`` with ``model`` (default: the embedded model), print the steps and the
+    answer, write the run's saved files under ``out_dir``; the run's final state is returned."""
+    if model is None:
+        model = load_chat_model()  # the embedded Qwen2.5-Coder-1.5B (or $HIERPLAN_MODEL); any LangChain chat model
+    graph = build_graph(model)  # an in-memory checkpointer; pass open_checkpointer("runs.sqlite") to keep the run
+
+    # load_files: name, size, sha256, media type, preview and bytes of each file; a missing or too large file
+    # is a UsageError here, before any model call.
+    files = load_files([csv_path])
+    state = graph.invoke({"task": TASK, "files": files}, {"configurable": {"thread_id": "csv-chart"}})
+
+    for result in state["results"]:
+        status = "ok" if result["ok"] else "failed"
+        print(f"step {result['step_id']} [{result['tool']}, {status}]: {result['output'].strip()}")
+        for artifact in result.get("artifacts") or []:  # what this step's program saved under out/
+            print(f"    saved out/{artifact['name']} ({artifact['media_type']}, {artifact['size']} bytes)")
+    print("\nAnswer:", state["final"])
+
+    # Each artifact is {name, size, sha256, media_type, data (base64), step_id}; file_bytes(a) decodes one.
+    # save_artifacts writes them as OUT_DIR/step-N/NAME, as `hierplan show RUN --artifacts OUT_DIR` does.
+    if run_artifacts(state):
+        for path in save_artifacts(state, str(out_dir)):
+            print("wrote", path)
+    else:
+        print("no Python step saved a file this time (a small model does not always draw the chart)")
+    return state
+
+
+if __name__ == "__main__":
+    main()
