@@ -46,6 +46,8 @@ DIRECT_SYSTEM = "You are a helpful assistant. Do the task exactly as asked."
 # The same sampling as hierplan's nodes (hierplan.config), and the budgets of the nodes whose job each baseline
 # does in one call: the final answer for cot and direct, a Python step's program for program.
 TEMPERATURE, TOP_P = 0.2, 0.9
+# Parts of the numeric dev set: tune on the first 40 only, report on the rest (positions in the file).
+PARTS = {"tune": slice(0, 40), "validate": slice(40, 100)}
 
 
 def budgets() -> dict[str, int]:
@@ -175,6 +177,15 @@ def summarize_all(records: list[dict[str, Any]], systems) -> dict[str, dict[str,
     return {s: summarize_system([r for r in records if r["system"] == s]) for s in systems}
 
 
+def paired(records: list[dict[str, Any]], system: str, baseline: str) -> dict[str, int]:
+    """On the tasks both systems ran: how many ``system`` got right where ``baseline`` was wrong (wins) and the
+    reverse (losses)."""
+    right = {(r["system"], r["index"]): bool(r.get("correct")) for r in records if r.get("correct") is not None}
+    both = [i for (s, i) in right if s == system and (baseline, i) in right]
+    return {"tasks": len(both), "wins": sum(right[(system, i)] and not right[(baseline, i)] for i in both),
+            "losses": sum(right[(baseline, i)] and not right[(system, i)] for i in both)}
+
+
 def _cell(value: Any, suffix: str = "") -> str:
     return "–" if value is None else f"{value}{suffix}"
 
@@ -240,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", help=f"tasks file (default {GSM8K_TASKS}, or with --writing {WRITING_TASKS})")
     p.add_argument("--model", help="model spec for load_chat_model (default: the default model)")
     p.add_argument("--limit", type=int, help="the first N tasks only")
+    p.add_argument("--part", choices=sorted(PARTS), help="numeric: tune = tasks 1-40 (the only ones tuned on), "
+                   "validate = tasks 41-100 (not tuned on)")
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--systems", help="comma-separated subset (numeric: cot,program,hierplan; writing: direct,hierplan)")
     p.add_argument("--out", help="per-task results, JSON lines (default eval-out/vs-model-alone-<kind>-<stamp>.jsonl)")
@@ -254,7 +267,10 @@ def main(argv: list[str] | None = None) -> int:
     if not systems or set(systems) - set(allowed):
         p.error(f"--systems: choose from {','.join(allowed)}")
     tasks_path = args.tasks or str(WRITING_TASKS if args.writing else GSM8K_TASKS)
-    tasks = load_tasks(tasks_path, args.limit)
+    tasks = load_tasks(tasks_path)
+    if args.part:
+        tasks = tasks[PARTS[args.part]]
+    tasks = tasks[:args.limit] if args.limit else tasks
     out = Path(args.out or ROOT / "eval-out" / f"vs-model-alone-{kind}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
     settings = {"kind": kind, "tasks": str(Path(tasks_path).resolve()), "model": args.model, "seed": args.seed}
     done = read_done(out, settings)
@@ -297,6 +313,10 @@ def main(argv: list[str] | None = None) -> int:
             "machine": machine(), "started": started, "ended": time.strftime("%Y-%m-%d %H:%M %Z"),
             "per-task results": f"`{out}`"}
     body = render(summary, writing=args.writing, meta=meta)
+    if not args.writing and {"hierplan", "program"} <= set(systems):
+        pair = paired(list(records), "hierplan", "program")
+        body += (f"\nPaired on {pair['tasks']} tasks against one program: hierplan right where it was wrong on "
+                 f"{pair['wins']}, wrong where it was right on {pair['losses']}.\n")
     out.with_suffix(".summary.json").write_text(json.dumps({"meta": meta, "summary": summary}, indent=2) + "\n")
     if args.doc:
         title = f"hierplan vs the model alone: {'writing tasks' if args.writing else 'numeric tasks'}"

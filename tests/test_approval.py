@@ -39,8 +39,9 @@ def test_approve_runs_the_plan():
 def test_edit_replaces_the_plan_and_is_validated():
     model, graph, _ = waiting_graph()
     edited = json.loads(plan_json(["python", "llm", "none"], goal="Edited goal"))
-    waiting = graph.invoke(Command(resume={"action": "edit", "plan": {**edited, "steps": edited["steps"][:2]}}),
-                           CONFIG)
+    # invalid: step ids out of order
+    shuffled = [edited["steps"][1], edited["steps"][0], edited["steps"][2]]
+    waiting = graph.invoke(Command(resume={"action": "edit", "plan": {**edited, "steps": shuffled}}), CONFIG)
     [again] = waiting["__interrupt__"]  # an invalid edit asks again, with the reason
     assert "invalid" in again.value["error"] and model.count("llm_step") == 0
     out = graph.invoke(Command(resume={"action": "edit", "plan": edited}), CONFIG)

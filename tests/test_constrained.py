@@ -63,7 +63,7 @@ def test_import_does_not_import_torch():
     assert out.stdout.split() == ["False", "False"]
 
 
-@pytest.mark.parametrize("n_steps", [3, 5, 8])
+@pytest.mark.parametrize("n_steps", [1, 3, 5, 8])
 def test_grammar_accepts_valid_compact_plans(n_steps):
     text = json.dumps(_plan_dict(n_steps), separators=(",", ":"), ensure_ascii=False)
     assert re.fullmatch(schema_regex(Plan), text)
@@ -75,7 +75,8 @@ def test_grammar_accepts_valid_compact_plans(n_steps):
     [
         lambda p: p["steps"].__setitem__(1, {**p["steps"][1], "id": 3}),  # ids out of order
         lambda p: p["steps"].__setitem__(1, {**p["steps"][1], "depends_on": [2]}),  # not an earlier step
-        lambda p: p.__setitem__("steps", p["steps"][:2]),  # too few steps
+        lambda p: p.__setitem__("steps", []),  # too few steps
+        lambda p: p.__setitem__("steps", p["steps"] * 3),  # too many steps
         lambda p: p.__setitem__("goal", "x" * 301),  # too long
         lambda p: p.__setitem__("goal", ""),  # too short
         lambda p: p["steps"][0].__setitem__("tool", "bash"),

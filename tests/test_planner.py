@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fakes import ScriptedChatModel, StructuredScriptedChatModel, plan_json
-from hierplan.config import SamplingConfig
+from hierplan.config import PLANNER_MAX_NEW_TOKENS, SamplingConfig
 from hierplan.nodes import prompts
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.rules.text import strip_code_fences
@@ -48,14 +48,14 @@ def test_retry_path_uses_the_stricter_prompt_and_records_the_failed_text():
 
 
 def test_fallback_after_two_failures_is_three_llm_steps():
-    too_few = plan_json(["llm", "llm"])  # valid JSON, but only 2 steps
-    model, update = run_planner({"planner": ["{broken"], "planner_retry": [too_few]})
+    too_many = plan_json(["llm"] * 9)  # valid JSON, but 9 steps
+    model, update = run_planner({"planner": ["{broken"], "planner_retry": [too_many]})
     assert update["plan_source"] == "fallback"
     plan = update["plan"]
     assert [s["title"] for s in plan["steps"]] == ["Analyse the task", "Execute", "Refine"]
     assert {s["tool"] for s in plan["steps"]} == {"llm"}
     assert plan["goal"] == "Plan a picnic"
-    assert [f["raw"] for f in update["plan_failures"]] == ["{broken", too_few]
+    assert [f["raw"] for f in update["plan_failures"]] == ["{broken", too_many]
     assert "steps" in update["plan_failures"][1]["error"]
 
 
@@ -64,7 +64,7 @@ def test_a_grammar_plan_is_the_constrained_source_and_the_call_carries_sampling_
     assert update["plan_source"] == "constrained" and update["plan_failures"] == []
     kwargs = model.calls[0]["kwargs"]
     assert kwargs["response_format"] is DraftPlan
-    assert kwargs["temperature"] == 0.2 and kwargs["max_tokens"] == 650 and kwargs["top_p"] == 0.9
+    assert kwargs["temperature"] == 0.2 and kwargs["max_tokens"] == PLANNER_MAX_NEW_TOKENS and kwargs["top_p"] == 0.9
     assert model.count("planner") == 1 and model.count("planner_retry") == 0
 
 
@@ -87,11 +87,15 @@ def test_constrain_off_never_asks_for_structured_output():
     assert update["plan_source"] == "model" and "response_format" not in model.calls[0]["kwargs"]
 
 
-def test_worked_examples_come_before_the_task_in_both_attempts():
-    model, _ = run_planner({"planner": ["nope"], "planner_retry": [plan_json(["llm"] * 3)]})
+@pytest.mark.parametrize("kind", ["numeric", "writing"])
+def test_the_worked_examples_of_the_tasks_kind_come_before_the_task_in_both_attempts(kind):
+    model = ScriptedChatModel(script={"planner": ["nope"], "planner_retry": [plan_json(["llm"] * 3)]})
+    make_planner(model, SamplingConfig())({"task": "Plan a picnic", "kind": kind}, Runtime(context=RunOptions()))
+    shown = [task for task, _ in prompts.PLANNER_EXAMPLES[kind]]
     for call in model.calls:
         messages = call["messages"]
-        assert [m.type for m in messages] == ["system"] + ["human", "ai"] * len(prompts.PLANNER_EXAMPLES) + ["human"]
+        assert [m.type for m in messages] == ["system"] + ["human", "ai"] * len(shown) + ["human"]
+        assert [m.content for m in messages[1:-1:2]] == [prompts.PLANNER_USER.format(task=t) for t in shown]
         assert messages[-1].content == "Task: Plan a picnic"
 
 
@@ -101,9 +105,28 @@ def test_worked_examples_are_what_the_grammar_would_produce():
     from hierplan.nodes.planner import example_turns
 
     grammar = re.compile(schema_regex(DraftPlan))
-    replies = [m.content for m in example_turns() if m.type == "ai"]
+    replies = [m.content for kind in prompts.PLANNER_EXAMPLES for m in example_turns(kind) if m.type == "ai"]
     assert replies and all(grammar.fullmatch(r) for r in replies)
     assert {s.tool for r in replies for s in parse_plan(r).steps} == {"python", "llm"}
+
+
+def test_a_one_step_plan_is_valid_and_the_budget_lets_a_plan_of_every_allowed_length_fit():
+    """The step count comes from the task: one step is a plan, and the planner's budget does not cut the schema
+    (llama.cpp's path fits a plan schema to max_tokens) below schema.MAX_STEPS."""
+    from hierplan.models.remote.structured import server_schema
+    from hierplan.schema import MAX_STEPS
+
+    _, update = run_planner({"planner": [plan_json(["python"])]}, method="grammar")
+    assert update["plan_source"] == "constrained" and len(update["plan"]["steps"]) == 1
+    lengths = server_schema(DraftPlan, budget=PLANNER_MAX_NEW_TOKENS)["properties"]["steps"]["anyOf"]
+    assert [n["maxItems"] for n in lengths] == list(range(1, MAX_STEPS + 1))
+
+
+def test_the_worked_examples_show_one_program_for_a_quantity_and_a_step_per_part_for_writing():
+    numeric = [plan["steps"] for _, plan in prompts.PLANNER_EXAMPLES["numeric"]]
+    assert all(len(steps) == 1 and steps[0]["tool"] == "python" for steps in numeric)
+    writing = [len(plan["steps"]) for _, plan in prompts.PLANNER_EXAMPLES["writing"]]
+    assert min(writing) == 1 and max(writing) >= 3
 
 
 def test_draft_bounds_are_tighter_than_plan_bounds():

@@ -133,13 +133,14 @@ def _plan(ids, depends=None):
 def test_the_schema_sent_admits_only_plans_the_validators_accept():
     jsonschema = pytest.importorskip("jsonschema")
     sent = server_schema(DraftPlan)
-    valid = [plan for _, plan in prompts.PLANNER_EXAMPLES] + [_plan([1, 2, 3]), _plan(range(1, 9), {3: [1, 2]})]
+    valid = [plan for shown in prompts.PLANNER_EXAMPLES.values() for _, plan in shown] + [
+        _plan([1]), _plan([1, 2]), _plan([1, 2, 3]), _plan(range(1, 9), {3: [1, 2]})]
     for plan in valid:
         DraftPlan.model_validate(plan)
         jsonschema.validate(plan, sent)
     # Each of these passes the pydantic field types but not the plan's validators: the server must not emit them.
-    for plan in (_plan([2, 1, 3]), _plan([1, 2, 3], {2: [2]}), _plan([1, 2, 3], {1: [3]}), _plan([1, 2]),
-                 _plan(range(1, 10)), {**_plan([1, 2, 3]), "extra": 1}):
+    for plan in (_plan([2, 1, 3]), _plan([1, 2, 3], {2: [2]}), _plan([1, 2, 3], {1: [3]}), _plan([2]),
+                 _plan([]), _plan(range(1, 10)), {**_plan([1, 2, 3]), "extra": 1}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(plan, sent)
     assert "$ref" not in json.dumps(sent)

@@ -20,6 +20,7 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
+from hierplan.rules.kind import WRITING
 from hierplan.schema import BUILTIN_TOOLS, MAX_GOAL_CHARS, Plan, Revision, Step, plan_models, short_error
 
 def fallback_plan(task: str) -> Plan:
@@ -72,7 +73,7 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
     plan models (the grammar and a server's schema included) take their names (schema.plan_models).
     """
 
-    examples = example_turns()
+    examples = {kind: example_turns(kind) for kind in prompts.PLANNER_EXAMPLES}
     names = tuple(t.name for t in tools)
     models = plan_models(names)
     offered = tools_offered(tools)
@@ -81,12 +82,13 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
         options = run_options(runtime.context)
         sampling = options.sampling(base)
         task = state["task"]
+        shown = examples[state.get("kind") or WRITING]
         failures: list[PlanFailureDict] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task) + files_note(state.get("files") or []) + offered)
         first = None
         if options.constrain:
-            got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *examples, user],
+            got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *shown, user],
                                     sampling.planner, models.draft, node="planner", seed=sampling.seed,
                                     seed_key=("constrained",),
                                     on_start=lambda: emit("planning", attempt="constrained"))
@@ -103,7 +105,7 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
                 source, text = first
             else:
                 emit("planning", attempt=source)
-                messages = [SystemMessage(system), *examples, user]
+                messages = [SystemMessage(system), *shown, user]
                 text, call = invoke_model(model, messages, node_sampling, node="planner",
                                           seed=sampling.seed, seed_key=(source,))
                 calls.append(call.model_dump())
@@ -120,10 +122,11 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
     return planner
 
 
-def example_turns() -> list:
-    """The worked examples as earlier chat turns, each plan in the compact JSON the grammar produces."""
+def example_turns(kind: str) -> list:
+    """The worked examples for a task of this kind (rules.kind) as earlier chat turns, each plan in the compact
+    JSON the grammar produces."""
     turns: list = []
-    for task, plan in prompts.PLANNER_EXAMPLES:
+    for task, plan in prompts.PLANNER_EXAMPLES[kind]:
         turns += [HumanMessage(prompts.PLANNER_USER.format(task=task)),
                   AIMessage(json.dumps(plan, separators=(",", ":"), ensure_ascii=False))]
     return turns

@@ -2,37 +2,60 @@
 
 from __future__ import annotations
 
-PLANNER_SYSTEM = """You are a planner. Break the user's task into 3 to 8 concrete steps.
+PLANNER_SYSTEM = """You are a planner. Break the user's task into the steps it needs, each one a real part of the work.
+A question one program answers is one python step. A task with distinct parts gets 3 to 8 steps, one per part, each saying concretely what to write or compute. A step the task already answers is not a step, and no step only restates earlier results: the final answer does that.
 Reply with one JSON object only, in this shape:
 {"goal": "...", "assumptions": ["..."], "steps": [{"id": 1, "title": "...", "instruction": "...", "tool": "llm", "expected_output": "..."}]}
-Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs calculation or code, "llm" for writing or reasoning, "none" when no tool is needed. Keep every text short."""
+Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs calculation or code to run, "llm" for writing or reasoning, "none" when no tool is needed. Keep every text short."""
 
-# Worked examples shown before the task as earlier chat turns: a small model copies their shape and tone far
-# better than it follows rules. One calculation task and one writing task, so neither tool is implied. The
-# calculation is one program (on the dev set, plans that split it over several steps lost values between steps
-# and cost a program each), then two presenting steps (tool_choice gives them tool "none": no model call).
-PLANNER_EXAMPLES: tuple[tuple[str, dict], ...] = (
-    ("A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
-     {"goal": "Tom's change in dollars", "assumptions": ["No tax"], "steps": [
-         {"id": 1, "title": "Compute the change",
-          "instruction": "In one program: the cost of the pens, then the bill minus the cost.",
-          "tool": "python", "expected_output": "The change", "depends_on": []},
-         {"id": 2, "title": "Explain", "instruction": "Say how the change follows from the cost and the bill.",
-          "tool": "llm", "expected_output": "One sentence", "depends_on": [1]},
-         {"id": 3, "title": "Answer", "instruction": "State the change.", "tool": "llm",
-          "expected_output": "The number", "depends_on": [1]}]}),
-    ("Write a short thank-you note to a colleague who helped with a project.",
-     {"goal": "A short, warm thank-you note", "assumptions": ["The name is unknown"], "steps": [
-         {"id": 1, "title": "Key points", "instruction": "List what the colleague did and why it mattered.",
-          "tool": "llm", "expected_output": "Two or three points", "depends_on": []},
-         {"id": 2, "title": "Draft", "instruction": "Write three to five sentences from the key points.",
-          "tool": "llm", "expected_output": "The draft note", "depends_on": [1]},
-         {"id": 3, "title": "Polish", "instruction": "Make the tone clear and friendly.",
-          "tool": "llm", "expected_output": "The final note", "depends_on": [2]}]}),
-)
+# Worked examples shown before the task as earlier chat turns, those of the task's kind (rules.kind): a small model
+# copies their shape and tone far better than it follows rules, the number of steps included (with a 4-step
+# writing example beside the word problems, the embedded model planned 3-4 steps for word problems). A question
+# asking for a quantity is one program, however many parts it has (on the dev set, plans that split it over
+# several steps lost values between steps and cost a program each; steps that only presented the number cost
+# planning tokens for nothing); a short piece of writing is one step, and a task with distinct parts one step per
+# part, each one's instruction naming what that part must contain.
+CALCULATION_EXAMPLE = (
+    "A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
+    {"goal": "Tom's change in dollars", "assumptions": ["No tax"], "steps": [
+        {"id": 1, "title": "Compute the change",
+         "instruction": "In one program: the cost of the pens, then the bill minus the cost.",
+         "tool": "python", "expected_output": "The change", "depends_on": []}]})
+PLANNER_EXAMPLES: dict[str, tuple[tuple[str, dict], ...]] = {
+    "numeric": (
+        CALCULATION_EXAMPLE,
+        ("A train goes 60 km an hour for 2.5 hours, then 80 km an hour for 1.5 hours. What is its average speed?",
+         {"goal": "The average speed in km per hour", "assumptions": ["Speeds are constant"], "steps": [
+             {"id": 1, "title": "Compute the average speed",
+              "instruction": "In one program: each part's distance, the total distance and the total time, then "
+              "distance divided by time.", "tool": "python", "expected_output": "The average speed",
+              "depends_on": []}]}),
+    ),
+    "writing": (
+        ("Write a short thank-you note to a colleague who helped with a project.",
+         {"goal": "A short, warm thank-you note", "assumptions": ["The name is unknown"], "steps": [
+             {"id": 1, "title": "Write the note",
+              "instruction": "Three to five warm sentences: what the colleague did, why it mattered, thanks.",
+              "tool": "llm", "expected_output": "The note", "depends_on": []}]}),
+        ("Plan the first week of a new backend developer in a team of five.",
+         {"goal": "A day-by-day first week a team lead can follow", "assumptions": ["The team uses Git and CI"],
+          "steps": [
+              {"id": 1, "title": "Access and setup", "instruction": "List the accounts, tools and local setup "
+               "needed on day one, and who provides each.", "tool": "llm", "expected_output": "A checklist",
+               "depends_on": []},
+              {"id": 2, "title": "Codebase tour", "instruction": "Days two and three: which services to read "
+               "first, with whom, and a small first task.", "tool": "llm", "expected_output": "A plan for two days",
+               "depends_on": [1]},
+              {"id": 3, "title": "First change shipped", "instruction": "Days four and five: take the first task "
+               "through review, tests and deployment.", "tool": "llm", "expected_output": "The steps",
+               "depends_on": [2]},
+              {"id": 4, "title": "Check-ins", "instruction": "When the lead and a buddy meet the new developer "
+               "and what they ask.", "tool": "llm", "expected_output": "A short schedule", "depends_on": []}]}),
+    ),
+}
 
 PLANNER_RETRY_SYSTEM = """Return ONLY valid JSON. No prose, no Markdown, no code fences.
-The JSON object must have exactly these keys: "goal" (string), "assumptions" (list of strings), "steps" (list of 3 to 8 objects).
+The JSON object must have exactly these keys: "goal" (string), "assumptions" (list of strings), "steps" (list of 1 to 8 objects: one for a question one program answers, one per part for a task with parts).
 Each step object has: "id" (integer 1, 2, 3, ... in order), "title" (string), "instruction" (string), "tool" (one of "none", "llm", "python"), "expected_output" (string).
 Start your reply with { and end it with }."""
 
@@ -62,7 +85,7 @@ ARTIFACTS_SAVED = "\nFiles the steps saved, kept with the answer (name them wher
 STEP_SYSTEM = """You carry out one step of a plan for this task: {task}
 Goal: {goal}
 Assumptions: {assumptions}
-Answer the step directly and concisely."""
+Write this step's part of the work in full: concrete, with the detail it needs, at the length it needs. No introduction and no summary of other steps."""
 
 STEP_USER = """{context}Step {step_id}: {title}
 Instruction: {instruction}
@@ -89,8 +112,8 @@ CHECK_USER = "Task: {task}"
 # with named values, one is not arithmetic. Each: (task, earlier results as (id, title, output, program or
 # None), step, program).
 CODE_EXAMPLES: tuple[tuple[str, tuple[tuple[int, str, str, str | None], ...], dict, str], ...] = (
-    (PLANNER_EXAMPLES[0][0], (),
-     {"id": 1, "title": "Compute the change", "instruction": PLANNER_EXAMPLES[0][1]["steps"][0]["instruction"],
+    (CALCULATION_EXAMPLE[0], (),
+     {"id": 1, "title": "Compute the change", "instruction": CALCULATION_EXAMPLE[1]["steps"][0]["instruction"],
       "expected_output": "The change in dollars"},
      "price = 2\npens = 3\npaid = 10\ncost = pens * price\nchange = paid - cost\nprint(change)"),
     ("Which words appear more than once in 'the cat saw the dog and the dog ran'?", (),
