@@ -12,7 +12,7 @@ from hierplan.errors import UsageError
 DEMO_TASK = (
     "Write a practical, lightweight checklist for launching a small multi-agent logistics system in Python: "
     "one planner agent, two executor agents (one for routing, one for inventory) and a memory store of "
-    "past decisions. Keep it simple enough for a small team to ship in a week."
+    "past decisions, runnable in Colab. Keep it simple enough for a small team to ship in a week."
 )
 
 
