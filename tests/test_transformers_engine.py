@@ -228,7 +228,7 @@ def test_a_whole_graph_run_finishes_on_the_tiny_model(tiny):
                               llm_step=short, aggregator=short, seed=3)
     state = build_graph(model=tiny, checkpointer=None, sampling=sampling).invoke(
         {"task": "Add 2 and 3."}, {"configurable": {"thread_id": "tiny-run"}})
-    assert state["plan_source"] == "constrained" and len(state["plan"]["steps"]) >= 3
+    assert state["plan_source"] == "constrained" and 1 <= len(state["plan"]["steps"]) <= 8
     assert len(state["results"]) == len(state["plan"]["steps"]) and isinstance(state["final"], str)
 
 
