@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hierplan import build_graph, load_chat_model
+from hierplan.render.text import step_lines
 from hierplan.tools.files import load_files, run_artifacts, save_artifacts
 
 HERE = Path(__file__).resolve().parent
@@ -43,11 +44,8 @@ def main(model=None, csv_path: str | Path = CSV, out_dir: str | Path = "csv_char
     files = load_files([csv_path])
     state = graph.invoke({"task": TASK, "files": files}, {"configurable": {"thread_id": "csv-chart"}})
 
-    for result in state["results"]:
-        status = "ok" if result["ok"] else "failed"
-        print(f"step {result['step_id']} [{result['tool']}, {status}]: {result['output'].strip()}")
-        for artifact in result.get("artifacts") or []:  # what this step's program saved under out/
-            print(f"    saved out/{artifact['name']} ({artifact['media_type']}, {artifact['size']} bytes)")
+    for result in state["results"]:  # each step's output, and the files its program saved under out/
+        print("\n".join(step_lines(result)))
     print("\nAnswer:", state["final"])
 
     # Each artifact is {name, size, sha256, media_type, data (base64), step_id}; file_bytes(a) decodes one.

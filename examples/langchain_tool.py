@@ -14,6 +14,7 @@ from __future__ import annotations
 from langchain_core.tools import tool
 
 from hierplan import build_graph, load_chat_model
+from hierplan.render.text import plan_lines, step_lines
 
 # A tiny in-memory inventory: stock per warehouse and the price of one unit, in euros.
 INVENTORY = {
@@ -47,16 +48,9 @@ def main(model=None, task: str = TASK) -> dict:
     graph = build_graph(model, tools=[inventory])
     state = graph.invoke({"task": task}, {"configurable": {"thread_id": "inventory"}})
 
-    print("plan:")
-    for step in state["plan"]["steps"]:
-        print(f"  {step['id']}. [{step['tool']}] {step['title']}")
-    for result in state["results"]:
-        status = "ok" if result["ok"] else f"failed: {result.get('error')}"
-        print(f"step {result['step_id']} [{result['tool']}, {status}]")
-        if result.get("tool_args") is not None:  # a tool step: the call the model wrote, and what came back
-            print(f"    call: {result['tool']} {result['tool_args']} -> {result['tool_result']}")
-        else:
-            print(f"    {result['output'].strip()}")
+    print("plan:", *plan_lines(state["plan"]), sep="\n")
+    for result in state["results"]:  # a tool step: the call the model wrote and what came back
+        print("\n".join(step_lines(result)))
     print("\nAnswer:", state["final"])
     return state
 

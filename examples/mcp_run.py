@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hierplan import build_graph, load_chat_model
+from hierplan.render.text import step_lines
 from hierplan.tools.mcp import load_tools
 
 SERVERS = Path(__file__).resolve().parent / "mcp_servers.json"
@@ -36,13 +37,8 @@ def main(model=None, servers: str | Path = SERVERS, task: str = TASK) -> dict:
     graph = build_graph(model, tools=tools)
     state = graph.invoke({"task": task}, {"configurable": {"thread_id": "mcp-directory"}})
 
-    for result in state["results"]:
-        status = "ok" if result["ok"] else f"failed: {result.get('error')}"
-        print(f"step {result['step_id']} [{result['tool']}, {status}]")
-        if result.get("tool_args") is not None:  # an MCP tool step: the call the model wrote, and its result
-            print(f"    call: {result['tool']} {result['tool_args']} -> {result['tool_result']}")
-        else:
-            print(f"    {result['output'].strip()}")
+    for result in state["results"]:  # an MCP tool step: the call the model wrote and its result
+        print("\n".join(step_lines(result)))
     print("\nAnswer:", state["final"])
     return state
 

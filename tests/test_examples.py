@@ -134,7 +134,7 @@ def test_langchain_tool_is_called_with_the_models_arguments_and_recorded_on_the_
     planner_prompt = next(c for c in model.calls if c["node"] == "planner")["messages"][-1].content
     assert "inventory: Look up an item of our inventory" in planner_prompt
     assert computed["tool"] == "python" and computed["ok"] and computed["output"] == "563.75"
-    assert "call: inventory {'item': 'blue widget'} -> {'item': 'blue widget', 'lisbon': 140" in printed
+    assert 'call: inventory {"item": "blue widget"} -> {"item": "blue widget", "lisbon": 140' in printed
     assert state["final"] == "Our blue widgets are worth 563.75 euros."
 
 
@@ -225,7 +225,7 @@ def test_mcp_example_calls_the_real_server_and_leaves_no_process(shipped_servers
     assert step["tool_result"] == ADA and step["output"] == ADA  # only the server knows this
     planner_prompt = next(c for c in model.calls if c["node"] == "planner")["messages"][-1].content
     assert "find_colleague: Find a colleague in the staff directory" in planner_prompt
-    assert f"call: find_colleague {{'name': 'Ada Ferreira'}} -> {ADA}" in printed
+    assert f'call: find_colleague {{"name": "Ada Ferreira"}} -> {ADA}' in printed
     _none_left(marker)
 
 

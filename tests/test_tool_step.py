@@ -321,3 +321,15 @@ def test_the_terminals_plan_editor_takes_the_registered_tools_of_the_request(mon
     assert edit_plan(plan, {"get_weather": WEATHER_DESCRIPTION})["steps"][0]["tool"] == "get_weather"
     with pytest.raises(UsageError, match="the edited plan is invalid"):
         edit_plan(plan)
+
+
+def test_step_lines_show_a_tool_call_with_its_result_and_other_steps_with_their_output_and_files():
+    from hierplan.render.text import step_lines
+
+    tool = {"step_id": 2, "tool": "inventory", "ok": True, "output": "{}", "tool_args": {"item": "nut"},
+            "tool_result": {"stock": 3}}
+    assert step_lines(tool) == ["step 2 [inventory, ok]", '    call: inventory {"item": "nut"} -> {"stock": 3}']
+    failed = {"step_id": 1, "tool": "python", "ok": False, "error": "ZeroDivisionError", "output": " 7 \n",
+              "artifacts": [{"name": "a.png", "media_type": "image/png", "size": 2048}]}
+    assert step_lines(failed) == ["step 1 [python, failed: ZeroDivisionError]", "    7",
+                                  "    saved out/a.png (image/png, 2,048 bytes)"]

@@ -124,3 +124,17 @@ def format_calls(values: Mapping[str, Any]) -> str:
 def format_artifact(artifact: Mapping[str, Any]) -> str:
     """One file a Python step saved under out/ (``hierplan show --artifacts DIR`` writes it out)."""
     return f"saved out/{artifact['name']} ({artifact['media_type']}, {artifact['size']:,} bytes)"
+
+
+def step_lines(result: Mapping[str, Any]) -> list[str]:
+    """One finished step as plain lines: "step 2 [inventory, ok]", then a registered tool's call with what it
+    returned, or the step's output; then the files it saved under out/."""
+    status = "ok" if result["ok"] else f"failed: {result.get('error')}"
+    lines = [f"step {result['step_id']} [{result['tool']}, {status}]"]
+    if call := format_tool_call(result):
+        returned = result.get("tool_result")
+        shown = returned if isinstance(returned, str) else json.dumps(returned, ensure_ascii=False)
+        lines.append(f"    {call} -> {shown}")
+    else:
+        lines.append(f"    {str(result.get('output') or '').strip()}")
+    return lines + [f"    {format_artifact(a)}" for a in result.get("artifacts") or []]
