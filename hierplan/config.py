@@ -18,7 +18,7 @@ TASK_CONTEXT_CHARS = 1500
 # The planner's budget is set by the plan's schema, not the reverse: llama.cpp cannot close a plan's JSON early,
 # so a plan schema is cut to the steps whose longest form fits the budget (models.remote.structured.server_schema),
 # and this budget lets the longest draft plan of schema.MAX_STEPS steps fit (tests/test_planner.py checks it).
-# A plan costs the tokens the model writes (about 60 a step on the embedded model), not its budget.
+# A plan costs the tokens the model writes, not its budget.
 PLANNER_MAX_NEW_TOKENS = 2300
 STEP_MAX_NEW_TOKENS = 400
 CODE_MAX_NEW_TOKENS = 320

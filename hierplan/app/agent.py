@@ -5,7 +5,6 @@ compiles the agent with."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
@@ -33,23 +32,18 @@ def load_model(options: RunOptions) -> BaseChatModel:
     return hierplan.models.load_chat_model(kwargs.pop("model", None), **kwargs)
 
 
-def _remote(name: str | None) -> bool:
-    from hierplan.models import REMOTE_PREFIX  # light: the engines load with a model
-
-    name = (name or "").strip() or os.environ.get("HIERPLAN_MODEL", "").strip()
-    return name.lower().startswith(REMOTE_PREFIX)
-
-
 def role_options(options: RunOptions) -> dict[str, RunOptions]:
     """Each role's model options (hierplan.roles): the run's, with the role's model as ``model`` and no role
     options. Where a run mixes local and remote (``openai:NAME``) models, ``base_url`` goes to the remote ones
     only and ``engine`` to the local ones only; otherwise each gets every option, as a single model would."""
+    from hierplan.models import is_remote  # light: the engines load with a model
+
     names = {role: options.role_model(role) for role in ROLES}
     cleared = replace(options, **{option_name(r): None for r in ROLES})
-    mixed = len({_remote(n) for n in names.values()}) > 1
+    mixed = len({is_remote(n) for n in names.values()}) > 1
     each = {}
     for role, name in names.items():
-        drop = ({"engine": None} if _remote(name) else {"base_url": None}) if mixed else {}
+        drop = ({"engine": None} if is_remote(name) else {"base_url": None}) if mixed else {}
         each[role] = replace(cleared, model=name, **drop)
     return each
 

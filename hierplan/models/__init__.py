@@ -13,14 +13,25 @@ if TYPE_CHECKING:  # pragma: no cover
 REMOTE_PREFIX = "openai:"
 
 
+def model_spec(model: str | os.PathLike | None) -> str | os.PathLike | None:
+    """The model a spec names: ``model``, or $HIERPLAN_MODEL when it is None or blank (None: the embedded default)."""
+    if model is None or (isinstance(model, str) and not model.strip()):
+        return os.environ.get("HIERPLAN_MODEL", "").strip() or None
+    return model
+
+
+def is_remote(model: str | os.PathLike | None) -> bool:
+    """Whether the spec (after model_spec) names a model on an OpenAI-compatible server: ``openai:NAME``."""
+    spec = model_spec(model)
+    return isinstance(spec, str) and spec.strip().lower().startswith(REMOTE_PREFIX)
+
+
 def load_chat_model(model: str | os.PathLike | None = None, *, base_url: str | None = None, **kwargs: Any):
     """The chat model for ``model``: ``openai:NAME`` is a model on an OpenAI-compatible server (base_url, else
     OPENAI_BASE_URL; hierplan.models.remote.chat), anything else a local model (hierplan.models.loader).
     None: $HIERPLAN_MODEL, else the embedded default."""
-    spec = model
-    if spec is None or (isinstance(spec, str) and not spec.strip()):
-        spec = os.environ.get("HIERPLAN_MODEL", "").strip() or None
-    if isinstance(spec, str) and spec.strip().lower().startswith(REMOTE_PREFIX):
+    spec = model_spec(model)
+    if is_remote(spec):
         from hierplan.models.remote.chat import load_remote_model
 
         return load_remote_model(spec, base_url=base_url, **kwargs)
