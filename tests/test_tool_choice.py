@@ -155,3 +155,27 @@ def test_an_edited_plan_keeps_the_tools_the_user_wrote():
     assert [r["tool"] for r in out["results"]] == ["python", "llm", "none"]
     reasons = [s["tool_reason"] for s in out["plan"]["steps"]]
     assert reasons[0] == proposed["steps"][0]["tool_reason"] and reasons[1:] == [USER_TOOL_REASON] * 2
+
+
+def test_a_one_step_writing_plan_is_left_to_the_final_answer():
+    note = {"goal": "g", "assumptions": [], "steps": [step(1, "Three warm sentences of thanks.")]}
+    out = choose_tools(note, task_kind("Write a short thank-you note to a colleague."))
+    assert out["steps"][0]["tool"] == "none" and "reply itself" in out["steps"][0]["tool_reason"]
+    two = {**note, "steps": [step(1, "The greeting."), step(2, "The thanks.")]}
+    assert [s["tool"] for s in choose_tools(two, task_kind("Write a note."))["steps"]] == ["llm", "llm"]
+    # a quantity-asking task's one step computes; a person's choice of llm stays llm
+    assert choose_tools({**note, "steps": [step(1, "Add 2 and 3.")]},
+                        task_kind("I have 2 apples and get 3 more. How many apples?"))["steps"][0]["tool"] == "python"
+    forced = {**note, "steps": [step(1, "Write it.", tool_reason=USER_TOOL_REASON)]}
+    assert choose_tools(forced, task_kind("Write a note."))["steps"][0]["tool"] == "llm"
+
+
+def test_a_one_step_writing_run_calls_the_model_twice_plan_and_answer():
+    plan = json.dumps({"goal": "A note", "assumptions": [], "steps": [step(1, "Three warm sentences.")]})
+    model = ScriptedChatModel(script={"planner": [plan]},
+                              default={"aggregator": "Thank you for all your help with the launch."})
+    out = build_graph(model, constrain=False).invoke({"task": "Write a short thank-you note to a colleague."},
+                                                     {"configurable": {"thread_id": "one"}})
+    assert out["final"] == "Thank you for all your help with the launch."
+    assert [r["tool"] for r in out["results"]] == ["none"] and model.count("llm_step") == 0
+    assert model.count("planner") == 1 and model.count("aggregator") == 1

@@ -16,6 +16,10 @@ sampling seed. So the tool is decided by what the step says, for any model:
    computation ("calculate", "compute", an arithmetic expression, "with Python") or for running code, or
    when the model chose Python for text processing (sort, count, parse, ...); every other step, whatever
    the model wrote, is an LLM step (writing, planning, explaining).
+5. In a task that asks for no quantity, a plan of one step that rule 4 made an LLM step is the reply itself:
+   the step gets tool "none" and the aggregator writes the reply with the step's instruction as its note.
+   Otherwise the step writes the piece and the aggregator writes it again, two calls for one text (the
+   aggregator's is the one shown, checked against the task's instructions and revised).
 
 The rule only reads the words of the plan and the task; it knows nothing of any data set. Each decided step
 gets ``tool_reason``. Steps that already carry a reason (decided before, or set by a person's edited plan)
@@ -57,6 +61,7 @@ PRESENTATION_RE = re.compile(
     r"conclude|communicate|tell|share|display|show|check|verify|review|double-check)\b",
     re.IGNORECASE)
 EXPRESSION_RE = re.compile(r"\d\s*[-+*/x\u00d7\u00f7^]\s*\d")
+SINGLE_WRITING_REASON = "the plan's one writing step is the reply itself: the final answer writes it (no extra call)"
 PRESENTS_REASON = "presents the result of earlier steps: the final answer does that (no model call)"
 REGISTERED_REASON = "the plan names the registered tool {tool}"
 
@@ -112,4 +117,6 @@ def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[st
         pick = working[-1] if working else undecided[0]
         pick["tool"] = "python"
         pick["tool_reason"] = "the task asks for a quantity and no step calculated it"
+    if not numeric and len(steps) == 1 and undecided and steps[0]["tool"] == "llm":
+        steps[0]["tool"], steps[0]["tool_reason"] = "none", SINGLE_WRITING_REASON
     return {**plan, "steps": steps}
