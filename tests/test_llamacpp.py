@@ -221,3 +221,16 @@ def test_nothing_outlives_a_killed_process(tmp_path):
     finally:
         if child.poll() is None:
             child.kill()
+
+
+def test_a_draft_model_decodes_the_same_greedy_text(chat):
+    # speculative decoding (off by default, bench/speculative.py): the 135M model drafts for itself here, so
+    # every drafted token is accepted and the greedy text must not change
+    from hierplan.models.llamacpp.engine import LlamaCppEngine
+
+    drafted = LlamaCppEngine(chat.engine.path, slots=1, draft=chat.engine.path)
+    request = {"messages": [{"role": "user", "content": "Count from one to ten in words."}], "max_tokens": 32,
+               "temperature": 0}
+    with_draft = drafted.chat(request)
+    assert with_draft["timings"]["draft_n"] > 0 and with_draft["timings"]["draft_n_accepted"] > 0
+    assert with_draft["choices"][0]["message"]["content"] == chat.engine.chat(request)["choices"][0]["message"]["content"]

@@ -35,6 +35,10 @@ THREADS_ENV = "HIERPLAN_THREADS"
 # holds it (docs/benchmarks.md). So on a CPU-only machine requests take turns by default, each on the slot whose
 # cache matches it best (llama.cpp's slot choice); with a GPU, every slot works at once.
 CONCURRENT_ENV = "HIERPLAN_CONCURRENT_REQUESTS"
+# Speculative decoding (a draft model, off by default): llama.cpp server's own defaults for --draft-max and
+# --draft-p-min (a drafted token below this probability ends the draft).
+DRAFT_MAX_TOKENS = 16
+DRAFT_MIN_PROBABILITY = 0.75
 
 
 class EngineError(HierplanError):
@@ -58,7 +62,10 @@ class LlamaCppEngine:
     """The loaded GGUF and its server; ``chat`` and ``stream`` are safe to call from many threads at once."""
 
     def __init__(self, path: str, *, slots: int = DEFAULT_SLOTS, threads: int | None = None,
-                 concurrent: int | None = None):
+                 concurrent: int | None = None, draft: str | None = None, draft_tokens: int = DRAFT_MAX_TOKENS):
+        """``draft``: a GGUF with the same tokenizer for llama.cpp's speculative decoding (it proposes up to
+        ``draft_tokens`` tokens, the model checks them in one pass). Off by default: on a 2-core CPU it made
+        decoding slower (docs/benchmarks.md, bench/speculative.py)."""
         import xllamacpp
 
         params = xllamacpp.CommonParams()
@@ -75,6 +82,14 @@ class LlamaCppEngine:
         params.warmup = False
         params.verbosity = QUIET
         params.cache_prompt = True
+        if draft:
+            speculative = params.speculative
+            speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+            speculative.draft.mparams.path = str(draft)
+            speculative.draft.n_max = draft_tokens
+            speculative.draft.p_min = DRAFT_MIN_PROBABILITY
+            speculative.draft.cpuparams.n_threads = threads
+            speculative.draft.cpuparams_batch.n_threads = threads
         start = time.perf_counter()
         try:
             self._server = xllamacpp.Server(params)
@@ -82,6 +97,7 @@ class LlamaCppEngine:
             raise ModelLoadError(f"llama.cpp could not load {path}: {error}") from error
         self.load_seconds = round(time.perf_counter() - start, 3)
         self.path = path
+        self.draft = draft
         self.slots = slots
         self.threads = threads
         self.concurrent = concurrency(slots, concurrent, xllamacpp.get_device_info())
