@@ -12,9 +12,11 @@ import platform
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hierplan.app.agent import with_absolute_paths
 from hierplan.cli.common import add_common_options
 from hierplan.errors import UsageError
 from hierplan.options import RunOptions
@@ -33,8 +35,13 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
         description="Run the agent over JSONL tasks ({\"question\": ..., \"answer\": ...}; the expected number "
                     "follows '####' as in GSM8K) and write DIR/results.jsonl (one object per task) and "
                     "DIR/summary.md (totals). The model is loaded once; each task runs in its own thread "
-                    "(--concurrency N: N of them at once).")
-    p.add_argument("tasks", metavar="TASKS.jsonl", help="one JSON object per line with 'question' and optional 'answer'")
+                    "(--concurrency N: N of them at once). A task may carry \"files\" (paths relative to the "
+                    "tasks file, attached as `hierplan run --file` attaches them) and \"answer_text\" (a name "
+                    "the answer must state); --mcp FILE offers every task the servers' tools, and --withhold "
+                    "runs the same tasks without their files and tools (the control).")
+    p.add_argument("tasks", metavar="TASKS.jsonl",
+                   help="one JSON object per line with 'question' and optional 'answer' or 'answer_text', "
+                        "'files', 'requirements'")
     p.add_argument("--limit", type=int, metavar="N", help="evaluate the first N tasks only")
     p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<timestamp>)")
     if parent is None:
@@ -45,7 +52,10 @@ def add_parser(subparsers, parent: argparse.ArgumentParser | None = None) -> arg
     p.add_argument("--json", action="store_true", help="print the totals as one JSON object on stdout")
     from hierplan.app.fields import add_arguments
 
-    add_arguments(p, skip=("approve", "mcp"))  # nobody is there to approve a plan; tools in evaluations: not yet
+    add_arguments(p, skip=("approve",))  # nobody is there to approve a plan
+    p.add_argument("--withhold", action="store_true",
+                   help="the control: run the same tasks without their files and without the --mcp servers' tools "
+                        "(no server is started); a task that needs them should then score near 0")
     from hierplan.eval.distributed import add_ray_options  # argparse only: Ray loads when --ray is used
 
     add_ray_options(p)
@@ -64,15 +74,22 @@ def run(args: argparse.Namespace) -> int:
 
     from hierplan.eval.distributed import check_ray_args  # imports no Ray
 
+    options = with_absolute_paths(RunOptions.from_dict(from_args(args)))
+    if options.mcp and args.ray is not None:
+        raise UsageError("--mcp does not work with --ray yet: the actors would each start the servers, and "
+                         "their leftover processes could not be counted here")
     check_ray_args(args.ray, args.actors, args.db)  # before anything is written
-    tasks = load_tasks(args.tasks, args.limit)
+    tasks = load_tasks(args.tasks, args.limit)  # files read and checked: a missing one fails before any model loads
     concurrency = args.concurrency
     if concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
+    withheld = {t.index: [f["name"] for f in t.files] for t in tasks} if args.withhold else {}
+    if args.withhold:
+        tasks = [t.without_files() for t in tasks]
+    tools = offered_tools(options, args.withhold)  # before the model loads: a server that fails, fails fast
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out or Path(DEFAULT_OUT_ROOT) / stamp)
     out.mkdir(parents=True, exist_ok=True)
-    options = RunOptions.from_dict(from_args(args))
     meta = {
         "command": shlex.join(["hierplan", *args.argv]) if args.argv is not None else None,
         "tasks file": args.tasks,
@@ -86,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         "max replans": options.max_replans,
         "max repairs": options.max_repairs,
         "concurrency": concurrency,
+        **tools_meta(options, tools, args.withhold, sum(map(len, withheld.values()))),
         **ray_meta(args.ray, args.actors),
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
@@ -94,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     # The meta goes down first, so `python -m hierplan.eval DIR` can summarise a killed evaluation.
     (out / "summary.json").write_text(json.dumps({"meta": meta, "summary": None}, indent=2) + "\n",
                                       encoding="utf-8")
-    graph = build_eval_graph(options, args.db) if getattr(args, "ray", None) is None else None
+    # The graph's options name no servers: the tools were loaded above (none with --withhold).
+    graph = build_eval_graph(replace(options, mcp=None), args.db, tools) if args.ray is None else None
     writer = ResultsWriter(out / "results.jsonl")
     records: list[dict[str, Any]] = []
     by_index = {task.index: task for task in tasks}
@@ -102,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     def on_result(record: dict[str, Any], position: int, total: int) -> None:
         # Writing tasks are scored here, on the final answer, so local and --ray runs are scored alike.
         record.update(requirement_fields(by_index[record["index"]].requirements, record.get("final")))
+        if args.withhold:
+            record["files_withheld"] = withheld[record["index"]]
         writer.write(record)
         records.append(record)
         line = progress_line(record, position, total)
@@ -119,7 +140,13 @@ def run(args: argparse.Namespace) -> int:
             run_eval(graph, tasks, thread_prefix=f"eval-{stamp}", on_result=on_result, concurrency=concurrency)
     finally:  # Ctrl-C: what finished is already in results.jsonl; summarise it too
         writer.close()
-        summary = write_summary(out / "summary.md", records, meta)
+        after = {}
+        if options.mcp:  # with --withhold too: no server should have been started at all
+            from hierplan.eval.orphans import orphaned_servers
+            from hierplan.eval.report import ORPHANS_KEY
+
+            after[ORPHANS_KEY] = orphaned_servers(options.mcp)
+        summary = write_summary(out / "summary.md", records, meta, after)
         (out / "summary.json").write_text(json.dumps({"meta": meta, "summary": summary}, indent=2) + "\n",
                                           encoding="utf-8")
     if args.json:
@@ -130,8 +157,34 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_eval_graph(options: RunOptions, db: str | None) -> Any:
-    """One model (or one per role) for every task; checkpoints in memory, or in ``db`` when given."""
+def offered_tools(options: RunOptions, withhold: bool) -> list[Any]:
+    """The registered tools every task is offered: the --mcp servers', loaded as ``hierplan run --mcp`` loads
+    them (hierplan.app.agent.load_tools); none without --mcp, and none with --withhold, where the file is only
+    read and checked and no server is started."""
+    if not options.mcp:
+        return []
+    if withhold:
+        from hierplan.tools.mcp import read_config
+
+        read_config(options.mcp)
+        return []
+    from hierplan.app import agent  # looked up at call time: tests watch agent.load_tools
+
+    return agent.load_tools(options)
+
+
+def tools_meta(options: RunOptions, tools: list[Any], withhold: bool, files_withheld: int) -> dict[str, Any]:
+    """What the summary says of the tools and files (nothing when there were none to give or withhold)."""
+    if withhold:
+        return {"withheld (the control)": f"{files_withheld} files"
+                + (f" and the tools of {options.mcp}" if options.mcp else "")}
+    if not options.mcp:
+        return {}
+    return {"mcp servers": options.mcp, "tools": ", ".join(t.name for t in tools) or "none"}
+
+
+def build_eval_graph(options: RunOptions, db: str | None, tools: list[Any] = ()) -> Any:
+    """One model (or one per role) for every task, offered ``tools``; checkpoints in memory, or in ``db``."""
     from hierplan.app.agent import load_models
     from hierplan.graph.builder import build_graph
 
@@ -141,7 +194,7 @@ def build_eval_graph(options: RunOptions, db: str | None) -> Any:
         from hierplan.store import open_checkpointer
 
         checkpointer = open_checkpointer(db)
-    return build_graph(load_models(options), checkpointer, options=options)
+    return build_graph(load_models(options), checkpointer, options=options, tools=tools)
 
 
 def ray_meta(address: str | None, actors: int | None) -> dict[str, Any]:

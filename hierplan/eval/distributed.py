@@ -127,8 +127,9 @@ def make_actor_class(ray):
 
 def failed_record(task: EvalTask, thread_id: str, error: str) -> dict[str, Any]:
     """The record of a task Ray gave up on (its actor died too often); same keys as evaluate_task's."""
-    return {"index": task.index, "thread_id": thread_id, "question": task.question, "expected": task.expected,
-            "predicted": None, "correct": False if task.expected is not None else None, "final": None,
+    return {"index": task.index, "thread_id": thread_id, "question": task.question,
+            "expected": task.expected_answer, "predicted": None,
+            "correct": False if task.expected_answer is not None else None, "final": None,
             **task_metrics({}), "seconds": 0.0, "error": error[:500], "resumed": None, "worker": None}
 
 

@@ -7,13 +7,18 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Iterable
 
 from hierplan.eval.metrics import task_metrics
-from hierplan.eval.scoring import score
+from hierplan.eval.scoring import score, score_text
 from hierplan.eval.tasks import EvalTask
 
 ERROR_CHARS = 500
 
 # on_result(record, position, total): called after each task (progress lines, incremental writes).
 ResultCallback = Callable[[dict[str, Any], int, int], None]
+
+
+def task_input(task: EvalTask) -> dict[str, Any]:
+    """The graph's input for a task: its question, and its files when it has any (as ``hierplan run --file``)."""
+    return {"task": task.question, **({"files": list(task.files)} if task.files else {})}
 
 
 def evaluate_task(graph: Any, task: EvalTask, thread_id: str) -> dict[str, Any]:
@@ -23,24 +28,30 @@ def evaluate_task(graph: Any, task: EvalTask, thread_id: str) -> dict[str, Any]:
     error = None
     start = time.perf_counter()
     try:
-        state = graph.invoke({"task": task.question}, config, durability="sync")
+        state = graph.invoke(task_input(task), config, durability="sync")
     except Exception as exc:  # noqa: BLE001 - one task's failure must not end the evaluation
         error = f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
         state = _partial_state(graph, config)
     seconds = round(time.perf_counter() - start, 3)
     final = state.get("final") if error is None else None
-    predicted, correct = score(final, task.expected)
-    if error is not None and task.expected is not None:
+    expected = task.expected_answer
+    predicted, correct = (score_text(final, task.expected_text) if task.expected_text is not None
+                          else score(final, task.expected))
+    if error is not None and expected is not None:
         correct = False  # a failed run did not answer; it counts against accuracy
+    metrics = task_metrics(state)
     return {
         "index": task.index,
         "thread_id": thread_id,
         "question": task.question,
-        "expected": task.expected,
+        "expected": expected,
         "predicted": predicted,
         "correct": correct,
         "final": final,
-        **task_metrics(state),
+        **metrics,
+        **({"needs_tools": list(task.needs_tools),
+            "needed_tools_called": set(task.needs_tools) <= {c["tool"] for c in metrics["tool_calls"]}}
+           if task.needs_tools else {}),
         "seconds": seconds,
         "error": error,
     }
@@ -88,7 +99,8 @@ def _collect(records: Iterable[dict[str, Any]], total: int, on_result: ResultCal
 
 
 def progress_line(record: dict[str, Any], position: int, total: int) -> str:
-    """'[3/8] correct (42 = 42) 73.4s' / 'wrong (41, expected 42)' / 'error: ...' / 'no answer to check'."""
+    """'[3/8] correct (42 = 42) 73.4s' / 'wrong (41, expected 42)' / 'error: ...' / 'no answer to check'; a run with
+    tool steps or files also says how many tool calls it made (of its tool steps) and files it had."""
     if record.get("error"):
         verdict = f"error: {record['error'][:120]}"
     elif record.get("correct") is None:
@@ -97,5 +109,7 @@ def progress_line(record: dict[str, Any], position: int, total: int) -> str:
         verdict = f"correct ({record.get('predicted')} = {record.get('expected')})"
     else:
         verdict = f"wrong ({record.get('predicted')}, expected {record.get('expected')})"
+    tools = (f" tool_calls={len(record.get('tool_calls') or [])}/{record.get('tool_steps')}"
+             f" files={len(record.get('files') or [])}" if record.get("tool_steps") or record.get("files") else "")
     return (f"[{position}/{total}] {verdict} plan={record.get('plan_source')} steps={record.get('steps')} "
-            f"python_ok={record.get('python_ok')}/{record.get('python_steps')} {record['seconds']:.1f}s")
+            f"python_ok={record.get('python_ok')}/{record.get('python_steps')}{tools} {record['seconds']:.1f}s")

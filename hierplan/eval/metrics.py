@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from hierplan.rules.kind import NUMERIC, task_kind
+from hierplan.schema import BUILTIN_TOOLS
 
 NODES = ("planner", "llm_step", "python_step", "aggregator")
 # A plan that parsed on the first try: the local grammar, a server-side constraint, or a free-text reply.
@@ -35,7 +36,8 @@ def node_seconds(state: dict[str, Any]) -> dict[str, float]:
     for call in state.get("calls") or []:
         seconds[call.get("node") or "?"] += float(call.get("seconds") or 0.0) / max(int(call.get("batch") or 1), 1)
     for result in state.get("results") or []:
-        node = "python_step" if result.get("tool") == "python" else "llm_step"
+        tool = result.get("tool")
+        node = "python_step" if tool == "python" else "llm_step" if tool in BUILTIN_TOOLS else "tool_step"
         seconds[node] += float(result.get("seconds") or 0.0) / _batch(result)
     return {node: round(seconds.get(node, 0.0), 3) for node in (*NODES, *sorted(set(seconds) - set(NODES)))}
 
@@ -45,6 +47,33 @@ def node_tokens(state: dict[str, Any]) -> dict[str, int]:
     for call in all_calls(state):
         tokens[call.get("node") or "?"] += int(call.get("generated_tokens") or 0)
     return {node: tokens.get(node, 0) for node in (*NODES, *sorted(set(tokens) - set(NODES)))}
+
+
+def tool_steps(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The results of steps that named a registered tool (an MCP server's, a LangChain tool)."""
+    return [r for r in state.get("results") or [] if r.get("tool") not in (None, *BUILTIN_TOOLS)]
+
+
+def tool_calls(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every registered tool's call of a run, in step order: the tool, the arguments the model wrote, and the
+    result (JSON-safe, as the step keeps it) or the error. A tool step whose arguments never validated made no
+    call and is not listed (``tool_steps`` counts it)."""
+    return [{"step_id": r.get("step_id"), "tool": r["tool"], "args": r["tool_args"], "ok": bool(r.get("ok")),
+             "result": r.get("tool_result"), "error": r.get("error")}
+            for r in tool_steps(state) if r.get("tool_args") is not None]
+
+
+def attached_files(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The user's files that reached the run (its input's ``files``): name, size and sha256, no bytes."""
+    return [{"name": f.get("name"), "size": f.get("size"), "sha256": f.get("sha256")} for f in state.get("files") or []]
+
+
+def files_in_code(state: dict[str, Any]) -> list[str]:
+    """The attached files whose name appears in a program a Python step ran (any attempt): the programs that
+    could have read them. The sandbox does not trace reads; a program that builds a name bit by bit is missed."""
+    programs = [a.get("code") or "" for r in state.get("results") or [] if r.get("tool") == "python"
+                for a in r.get("attempts") or []]
+    return [f["name"] for f in state.get("files") or [] if any(f["name"] in code for code in programs)]
 
 
 def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
@@ -80,4 +109,8 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
         "node_seconds": node_seconds(state),
         "node_tokens": node_tokens(state),
         "answer_check": state.get("answer_check"),
+        "files": attached_files(state),
+        "files_in_code": files_in_code(state),
+        "tool_steps": len(tool_steps(state)),
+        "tool_calls": tool_calls(state),
     }

@@ -11,6 +11,9 @@ from typing import Any
 from hierplan.eval.metrics import NODES
 
 PLAN_SOURCES = ("constrained", "model", "retry", "fallback")
+ORPHANS_KEY = "orphaned_mcp_processes"
+"""Measured after the run, not read from the records (hierplan.eval.orphans): kept when the summary is rewritten."""
+AFTER_RUN_KEYS = (ORPHANS_KEY,)
 
 
 class ResultsWriter:
@@ -66,6 +69,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     met = sum(r["requirements_met"] for r in writing)
     required = sum(r["requirements_total"] for r in writing)
     writing_python = sum(1 for r in writing if r.get("has_python_step"))
+    calls = [c for r in records for c in r.get("tool_calls") or []]
+    needing = [r for r in records if r.get("needs_tools")]
     return {
         "tasks": n,
         "errors": sum(1 for r in records if r.get("error")),
@@ -95,6 +100,17 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "requirement_tasks_all_met": sum(1 for r in writing if r["requirements_met"] == r["requirements_total"]),
         "requirement_tasks_with_python": writing_python,
         "requirement_tasks_with_python_pct": _pct(writing_python, len(writing)),
+        # The user's tools and data: tool calls made (and failed), files attached to runs and withheld from them.
+        "tool_steps": sum(r.get("tool_steps") or 0 for r in records),
+        "tool_calls": len(calls),
+        "tool_calls_failed": sum(1 for c in calls if not c.get("ok")),
+        "tasks_with_tool_calls": sum(1 for r in records if r.get("tool_calls")),
+        "tasks_needing_tools": len(needing),
+        "tasks_needing_tools_called": sum(1 for r in needing if r.get("needed_tools_called")),
+        "files_attached": sum(len(r.get("files") or []) for r in records),
+        "files_in_code": sum(len(r.get("files_in_code") or []) for r in records),
+        "tasks_with_files": sum(1 for r in records if r.get("files")),
+        "files_withheld": sum(len(r.get("files_withheld") or []) for r in records),
         "answer_checks": len(checks),
         "answer_check_contradictions": sum(1 for c in checks if not c.get("ok")),
         "model_calls": sum(r.get("model_calls") or 0 for r in records),
@@ -145,6 +161,9 @@ def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) 
             ("writing tasks with a Python step", f"{_fmt(s['requirement_tasks_with_python_pct'], '%')} "
              f"({s['requirement_tasks_with_python']}/{s['requirement_tasks']})"),
         ]
+    if (s.get("tool_steps") or s.get("files_attached") or s.get("files_withheld") or s.get("tasks_needing_tools")
+            or ORPHANS_KEY in s):
+        rows[2:2] = tools_rows(s)
     lines = ["# Evaluation summary", ""]
     for key, value in (meta or {}).items():
         lines.append(f"- {key}: {value}")
@@ -154,8 +173,30 @@ def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) 
     return "\n".join(lines)
 
 
-def write_summary(path: str | Path, records: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> dict:
-    summary = summarize(records)
+def tools_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
+    """The summary's rows on the user's tools and data (shown when a task had files or tool steps, or MCP servers
+    were given)."""
+    rows = [
+        ("tool calls made (failed)", f"{s.get('tool_calls', 0)} ({s.get('tool_calls_failed', 0)}) in "
+         f"{s.get('tasks_with_tool_calls', 0)}/{s['tasks']} tasks; {s.get('tool_steps', 0)} tool steps"),
+        ("files attached (named in a program)", f"{s.get('files_attached', 0)} ({s.get('files_in_code', 0)}) in "
+         f"{s.get('tasks_with_files', 0)}/{s['tasks']} tasks"),
+    ]
+    if s.get("tasks_needing_tools"):
+        rows.append(("tasks that need a tool and called it",
+                     f"{s['tasks_needing_tools_called']}/{s['tasks_needing_tools']}"))
+    if s.get("files_withheld"):
+        rows.append(("files withheld (--withhold)", str(s["files_withheld"])))
+    if ORPHANS_KEY in s:
+        left = s[ORPHANS_KEY]
+        rows.append(("MCP server processes left after the run", "not checked (no /proc)" if left is None else str(left)))
+    return rows
+
+
+def write_summary(path: str | Path, records: list[dict[str, Any]], meta: dict[str, Any] | None = None,
+                  after: dict[str, Any] | None = None) -> dict:
+    """Totals of ``records`` (and ``after``: what was measured after the run, AFTER_RUN_KEYS) to summary.md."""
+    summary = {**summarize(records), **(after or {})}
     Path(path).write_text(render_summary(summary, meta), encoding="utf-8")
     return summary
 
@@ -175,10 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     folder = Path(argv[0])
     records = read_results(folder / "results.jsonl")
-    meta = {}
+    meta, after = {}, {}
     if (folder / "summary.json").exists():
-        meta = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("meta", {})
-    summary = write_summary(folder / "summary.md", records, meta)
+        saved = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        meta = saved.get("meta", {})
+        after = {k: v for k, v in (saved.get("summary") or {}).items() if k in AFTER_RUN_KEYS}
+    summary = write_summary(folder / "summary.md", records, meta, after)
     (folder / "summary.json").write_text(json.dumps({"meta": meta, "summary": summary}, indent=2) + "\n",
                                          encoding="utf-8")
     print(render_summary(summary, meta))

@@ -1,11 +1,16 @@
-"""Evaluation tasks: one JSON object per line with ``question`` and, optionally, ``answer`` (GSM8K form)
-and/or ``requirements`` (checkable requirements of a writing task: hierplan.eval.requirements)."""
+"""Evaluation tasks: one JSON object per line with ``question`` and, optionally, ``answer`` (GSM8K form) or
+``answer_text`` (a name the answer must state), ``requirements`` (checkable requirements of a writing task:
+hierplan.eval.requirements), ``files`` (the user's files the run gets, as ``hierplan run --file`` gives them;
+paths relative to the tasks file's folder) and ``needs_tools`` (the registered tools a right answer needs: a
+record says whether the run called them)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from hierplan.errors import UsageError
 from hierplan.eval.requirements import validate
@@ -25,6 +30,21 @@ class EvalTask:
     """The number the final answer must end with; None when the task has no usable answer."""
     requirements: tuple[dict, ...] = field(default=(), compare=False)
     """Checkable requirements of the answer (writing tasks); empty for numeric tasks."""
+    expected_text: str | None = None
+    """A name the final answer must state (``answer_text``; scoring.score_text), instead of a number."""
+    files: tuple[dict, ...] = field(default=(), compare=False)
+    """The user's files the run gets (graph.state.FileDict records, read and checked when the tasks are loaded)."""
+    needs_tools: tuple[str, ...] = ()
+    """The registered tools a right answer needs (informational: the graph is offered every --mcp tool)."""
+
+    @property
+    def expected_answer(self) -> str | None:
+        """What a record shows as expected: the name (``answer_text``), else the number."""
+        return self.expected_text if self.expected_text is not None else self.expected
+
+    def without_files(self) -> "EvalTask":
+        """The task without its files (``eval --withhold``: the control run)."""
+        return replace(self, files=())
 
 
 def parse_gsm8k_answer(answer: str | int | float | None) -> str | None:
@@ -78,6 +98,14 @@ def load_tasks(path: str | Path, limit: int | None = None) -> list[EvalTask]:
         if not isinstance(question, str) or not question.strip():
             raise UsageError(f"{path}:{lineno}: missing or empty \"question\"")
         answer = obj.get("answer")
+        answer_text = obj.get("answer_text")
+        if answer_text is not None and (not isinstance(answer_text, str) or not answer_text.strip()):
+            raise UsageError(f"{path}:{lineno}: \"answer_text\" must be a non-empty string")
+        if answer_text is not None and answer is not None:
+            raise UsageError(f"{path}:{lineno}: give \"answer\" (a number) or \"answer_text\", not both")
+        needs_tools = obj.get("needs_tools") or []
+        if not isinstance(needs_tools, list) or not all(isinstance(t, str) and t for t in needs_tools):
+            raise UsageError(f"{path}:{lineno}: \"needs_tools\" must be a list of tool names")
         requirements = obj.get("requirements") or []
         if not isinstance(requirements, list):
             raise UsageError(f"{path}:{lineno}: \"requirements\" must be a list")
@@ -85,11 +113,34 @@ def load_tasks(path: str | Path, limit: int | None = None) -> list[EvalTask]:
         problem = next(filter(None, map(validate, requirements)), None)
         if problem:
             raise UsageError(f"{path}:{lineno}: {problem}")
+        files = task_files(path, lineno, obj.get("files"))
         tasks.append(EvalTask(index=len(tasks) + 1, question=question.strip(),
                               answer=None if answer is None else str(answer),
-                              expected=parse_gsm8k_answer(answer), requirements=tuple(requirements)))
+                              expected=parse_gsm8k_answer(answer), requirements=tuple(requirements),
+                              expected_text=None if answer_text is None else answer_text.strip(),
+                              files=tuple(files), needs_tools=tuple(needs_tools)))
         if limit is not None and len(tasks) >= limit:
             break
     if not tasks:
         raise UsageError(f"{path}: no tasks")
     return tasks
+
+
+def task_files(path: Path, lineno: int, given: Any) -> list[dict]:
+    """A task line's ``files`` (paths relative to the tasks file's folder) read and checked as ``hierplan run
+    --file`` reads them (hierplan.tools.files.load_files): a missing, unreadable or too large file is a
+    UsageError naming the line, before any model loads."""
+    if given is None:
+        return []
+    if not isinstance(given, list) or not all(isinstance(f, str) and f.strip() for f in given):
+        raise UsageError(f"{path}:{lineno}: \"files\" must be a list of paths")
+    resolved = [path.parent / os.path.expanduser(f) for f in given]
+    for name, full in zip(given, resolved):
+        if not full.exists():
+            raise UsageError(f"{path}:{lineno}: file {name}: no such file (looked for {full})")
+    from hierplan.tools.files import load_files  # the sandbox package comes with it: only for tasks with files
+
+    try:
+        return load_files(resolved)
+    except UsageError as exc:
+        raise UsageError(f"{path}:{lineno}: {exc}") from None
