@@ -199,3 +199,22 @@ def test_cli_run_with_a_file_lists_artifacts_writes_them_out_and_keeps_them_acro
 def _write(path, data: bytes) -> str:
     path.write_bytes(data)
     return str(path)
+
+
+def test_a_question_about_a_file_is_numeric_and_its_reading_step_runs_python(sales):
+    # "What is the total ...?" holds no number: the file holds them (rules.kind); the model planned an LLM step
+    # that names the file, and the rule sends it to Python, which reads the real bytes in the sandbox
+    plan = json.dumps({"goal": "The total", "assumptions": [], "steps": [
+        {"id": 1, "title": "Read", "instruction": "Look up the amount column of sales.csv.", "tool": "llm",
+         "expected_output": "The figures"}]})
+    model = ScriptedChatModel(script={"planner": [plan], "python_step": [PROGRAM], "aggregator": ["The total is 60."]})
+    state = build_graph(model, constrain=False).invoke(
+        {"task": "What is the total amount in sales.csv?", "files": load_files([sales])},
+        {"configurable": {"thread_id": "f-kind"}})
+    assert state["kind"] == "numeric"
+    assert state["plan"]["steps"][0]["tool"] == "python" and "sales.csv" in state["plan"]["steps"][0]["tool_reason"]
+    assert state["results"][0]["output"] == "60" and model.count("llm_step") == 0
+    without = build_graph(ScriptedChatModel(script={"planner": [plan]}, default={"llm_step": "x", "aggregator": "y"}),
+                          constrain=False).invoke({"task": "What is the total amount in sales.csv?"},
+                                                  {"configurable": {"thread_id": "f-kind-2"}})
+    assert without["kind"] == "writing"

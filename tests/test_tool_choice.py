@@ -179,3 +179,27 @@ def test_a_one_step_writing_run_calls_the_model_twice_plan_and_answer():
     assert out["final"] == "Thank you for all your help with the launch."
     assert [r["tool"] for r in out["results"]] == ["none"] and model.count("llm_step") == 0
     assert model.count("planner") == 1 and model.count("aggregator") == 1
+
+
+def test_a_task_about_the_users_data_may_hold_no_number_and_still_ask_for_one():
+    assert task_kind("What is the total amount in euros of the orders in orders.csv?") == "writing"
+    assert task_kind("What is the total amount in euros of the orders in orders.csv?", with_data=True) == "numeric"
+    assert task_kind("What is the largest amount_eur of an order?", with_data=True) == "numeric"
+    assert task_kind("Write a summary of the report.", with_data=True) == "writing"  # asks for no quantity
+
+
+def test_with_the_users_files_a_step_that_reads_them_goes_to_python():
+    plan = {"goal": "g", "assumptions": [], "steps": [
+        step(1, "Find the customer of the largest order in orders.csv."),
+        step(2, "Look at the amount column and pick the biggest."),
+        step(3, "Write a friendly sentence naming the customer.")]}
+    out = choose_tools(plan, task_kind("Which customer placed the largest order?"), files=["orders.csv"])
+    assert [s["tool"] for s in out["steps"]] == ["python", "python", "llm"]
+    assert "orders.csv" in out["steps"][0]["tool_reason"] and "'column'" in out["steps"][1]["tool_reason"]
+    # without files the same words are writing steps, and a one-step plan naming a file reads it
+    assert [s["tool"] for s in choose_tools(plan, "writing")["steps"]] == ["llm", "llm", "llm"]
+    one = {**plan, "steps": [step(1, "Name the customer with the largest order in the orders file.")]}
+    assert choose_tools(one, "writing", files=["orders.csv"])["steps"][0]["tool"] == "python"
+    # a presenting step of a numeric task stays a presentation
+    present = {**plan, "steps": [step(1, "Sum amount in orders.csv."), step(2, "State the total from orders.csv.")]}
+    assert [s["tool"] for s in choose_tools(present, "numeric", files=["orders.csv"])["steps"]] == ["python", "none"]

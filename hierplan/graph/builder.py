@@ -23,7 +23,7 @@ from hierplan.nodes.aggregator import after_aggregator, make_aggregator
 from hierplan.nodes.answer_check import answer_check
 from hierplan.nodes.approval import after_approval, make_approval
 from hierplan.nodes.checker import make_checker
-from hierplan.nodes.classify import classify
+from hierplan.nodes.classify import make_classify
 from hierplan.nodes.context import ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import make_planner
@@ -108,7 +108,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     names = [t.name for t in tools]
     of = node_models(model)  # each node gets its role's model (hierplan.roles.NODES)
     graph = StateGraph(AgentState, input_schema=InputState, context_schema=RunOptions)
-    graph.add_node("classify", classify)
+    graph.add_node("classify", make_classify(bool(tools)))
     graph.add_node("planner", make_planner(of["planner"], base, tools))
     graph.add_node("tool_choice", make_tool_choice(names))
     graph.add_node("approval", make_approval(tools))

@@ -18,7 +18,8 @@ def make_tool_choice(registered: Collection[str] = ()):
     names = frozenset(registered)
 
     def tool_choice(state: AgentState) -> AgentState:
-        return {"plan": choose_tools(state["plan"], state["kind"], names)}
+        files = [f["name"] for f in state.get("files") or []]
+        return {"plan": choose_tools(state["plan"], state["kind"], names, files)}
 
     return tool_choice
 

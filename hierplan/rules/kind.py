@@ -2,8 +2,10 @@
 planning; every branch of the graph reads the recorded kind, and a caller may set it instead.
 
 A task is numeric when it asks for a quantity ("how many", "how much", "what is the total ...", "calculate ...")
-and holds at least one number. "Write a 3-day itinerary" or "a 5-item checklist" hold numbers but ask for no
-quantity, so they are writing tasks. Only the task's words are read: nothing here knows any data set.
+and holds at least one number, or comes with the user's data (files, or registered tools to call), where the
+numbers are: "What is the total amount in orders.csv?" holds none. "Write a 3-day itinerary" or "a 5-item
+checklist" hold numbers but ask for no quantity, so they are writing tasks. Only the task's words (and whether
+data came with it) are read: nothing here knows any data set.
 """
 
 from __future__ import annotations
@@ -22,18 +24,20 @@ NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})s?\b", re.IGNORECASE)
 
 _QUANTITY_NOUNS = (r"total|sum|difference|product|quotient|average|mean|median|cost|costs|price|value|number|"
                    r"amount|percentage|percent|ratio|rate|area|perimeter|volume|speed|distance|profit|loss|"
-                   r"age|weight|height|length|width|balance|score|change|count|remainder|fraction")
+                   r"age|weight|height|length|width|balance|score|change|count|remainder|fraction|budget|temperature|"
+                   r"largest|smallest|highest|lowest|maximum|minimum")
 # "How many ...?", "What is the total ...?", "Calculate ...": the task wants a quantity back.
 QUANTITY_QUESTION_RE = re.compile(
     r"\bhow\s+(?:many|much|long|far|old|fast|often|tall|heavy|big|large)\b"
     r"|\bwhat\s+(?:percent|fraction|portion|share)\b"
     r"|\b(?:calculate|compute|work\s+out)\b"
     rf"|\b(?:what(?:'s|\s+is|\s+was|\s+are|\s+were|\s+will\s+be)|find|determine)\s+(?:the\s+|her\s+|his\s+"
-    rf"|their\s+|its\s+|my\s+|our\s+)?(?:\w+\s+){{0,2}}(?:{_QUANTITY_NOUNS})\b",
+    rf"|their\s+|its\s+|my\s+|our\s+)?(?:\w+\s+){{0,2}}(?:{_QUANTITY_NOUNS})(?:\b|_)",  # amount_eur: a column
     re.IGNORECASE)
 
 
-def task_kind(task: str) -> TaskKind:
-    """numeric when the task asks for a quantity and holds at least one number, else writing."""
-    asks = QUANTITY_QUESTION_RE.search(task) and NUMBER_RE.search(task)
+def task_kind(task: str, with_data: bool = False) -> TaskKind:
+    """numeric when the task asks for a quantity and holds at least one number or comes ``with_data`` (the
+    user's files or tools), else writing."""
+    asks = QUANTITY_QUESTION_RE.search(task) and (with_data or NUMBER_RE.search(task))
     return NUMERIC if asks else WRITING

@@ -16,7 +16,10 @@ sampling seed. So the tool is decided by what the step says, for any model:
    computation ("calculate", "compute", an arithmetic expression, "with Python") or for running code, or
    when the model chose Python for text processing (sort, count, parse, ...); every other step, whatever
    the model wrote, is an LLM step (writing, planning, explaining).
-5. In a task that asks for no quantity, a plan of one step that rule 4 made an LLM step is the reply itself:
+5. In a run with the user's files, a step that reads them (it names one of the files, or speaks of a CSV, JSON
+   or spreadsheet, a file, its rows or columns) goes to Python, in either kind of task: a Python step opens the
+   files at ./data, where an LLM step sees only a short preview of each.
+6. In a task that asks for no quantity, a plan of one step that rule 4 made an LLM step is the reply itself:
    the step gets tool "none" and the aggregator writes the reply with the step's instruction as its note.
    Otherwise the step writes the piece and the aggregator writes it again, two calls for one text (the
    aggregator's is the one shown, checked against the task's instructions and revised).
@@ -61,6 +64,9 @@ PRESENTATION_RE = re.compile(
     r"conclude|communicate|tell|share|display|show|check|verify|review|double-check)\b",
     re.IGNORECASE)
 EXPRESSION_RE = re.compile(r"\d\s*[-+*/x\u00d7\u00f7^]\s*\d")
+# Rule 5: words of a step that reads the user's files (their names are matched besides).
+FILE_WORDS_RE = re.compile(r"\b(?:csv|json|xlsx?|spreadsheet|files?|rows?|columns?)\b", re.IGNORECASE)
+FILE_REASON = "reads the user's files ({which}): a Python step opens them at ./data (an LLM step sees only a preview)"
 SINGLE_WRITING_REASON = "the plan's one writing step is the reply itself: the final answer writes it (no extra call)"
 PRESENTS_REASON = "presents the result of earlier steps: the final answer does that (no model call)"
 REGISTERED_REASON = "the plan names the registered tool {tool}"
@@ -96,11 +102,27 @@ def decide(step: dict[str, Any], numeric: bool) -> tuple[str, str]:
     return "llm", "writing or reasoning: the task asks for no quantity"
 
 
-def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[str] = ()) -> dict[str, Any]:
+def reads_files(step: dict[str, Any], files: Collection[str]) -> str | None:
+    """Rule 5: what in the step says it reads the user's ``files`` (a file's name, or a word such as csv), else
+    None; always None without files."""
+    if not files:
+        return None
+    text = _text(step)
+    for name in files:
+        stem = name.rsplit(".", 1)[0]
+        if name.lower() in text.lower() or (len(stem) > 2 and re.search(rf"\b{re.escape(stem)}\b", text, re.I)):
+            return name
+    match = FILE_WORDS_RE.search(text)
+    return f"'{match.group(0)}'" if match else None
+
+
+def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[str] = (),
+                 files: Collection[str] = ()) -> dict[str, Any]:
     """The plan with every undecided step's ``tool`` and ``tool_reason`` set by the rule (a new dict).
 
     Steps that already have a ``tool_reason`` keep their tool and reason; an undecided step that names one of
-    the ``registered`` tools keeps its tool, with a reason saying so."""
+    the ``registered`` tools keeps its tool, with a reason saying so. ``files``: the names of the user's files
+    the run has (rule 5)."""
     numeric = kind == NUMERIC
     steps = [dict(s) for s in plan.get("steps") or []]
     undecided = []
@@ -112,6 +134,8 @@ def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[st
             continue
         undecided.append(step)
         step["tool"], step["tool_reason"] = decide(step, numeric)
+        if step["tool"] == "llm" and (which := reads_files(step, files)):
+            step["tool"], step["tool_reason"] = "python", FILE_REASON.format(which=which)
     if numeric and undecided and not any(s["tool"] == "python" for s in steps):
         working = [s for s in undecided if not _presents(s)]
         pick = working[-1] if working else undecided[0]
