@@ -140,6 +140,19 @@ def invoke_structured(
     return Structured(parsed=parsed, text=text, call=call, method=method)
 
 
+def structured_or_text(model: BaseChatModel, messages: list[BaseMessage], sampling: Sampling, schema: type, *,
+                       constrain: bool, node: str, seed: int | None = None, seed_key: tuple = ()) -> Structured:
+    """One reply meant to hold ``schema``'s JSON: constrained to it when ``constrain`` and the model offers
+    structured output (invoke_structured), else a plain text call (``parsed`` and ``method`` None). Either way
+    the caller parses ``text`` when ``parsed`` is None."""
+    got = invoke_structured(model, messages, sampling, schema, node=node, seed=seed,
+                            seed_key=seed_key) if constrain else None
+    if got is not None:
+        return got
+    text, call = invoke_model(model, messages, sampling, node=node, seed=seed, seed_key=seed_key)
+    return Structured(parsed=None, text=text, call=call, method=None)
+
+
 def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else str(message.content)
 

@@ -13,7 +13,7 @@ from hierplan.config import SamplingConfig
 from hierplan.graph.state import AgentState, PlanDict, ReplanDict, ResultDict, StepDict
 from hierplan.nodes import prompts
 from hierplan.nodes.context import format_results, tools_offered, truncate
-from hierplan.nodes.model_call import invoke_model, invoke_structured
+from hierplan.nodes.model_call import structured_or_text
 from hierplan.nodes.planner import parse_plan
 from hierplan.options import RunOptions, run_options
 from hierplan.schema import MAX_STEPS, plan_models, short_error
@@ -64,13 +64,9 @@ def make_replanner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[B
             pending="; ".join(f"{s['title']} [{s['tool']}]" for s in pending) or "(none)") + offered
         messages = [SystemMessage(prompts.REPLANNER_SYSTEM), HumanMessage(user)]
         key = (failed["step_id"],)
-        got = invoke_structured(model, messages, sampling.planner, models.draft_revision, node="replanner",
-                                seed=sampling.seed, seed_key=key) if options.constrain else None
-        if got is not None:
-            text, call = got.text, got.call
-        else:
-            text, call = invoke_model(model, messages, sampling.planner, node="replanner", seed=sampling.seed,
-                                      seed_key=key)
+        got = structured_or_text(model, messages, sampling.planner, models.draft_revision,
+                                 constrain=options.constrain, node="replanner", seed=sampling.seed, seed_key=key)
+        text, call = got.text, got.call
         revision: ReplanDict = {"failed_step": failed["step_id"], "error": failed.get("error"),
                                     "raw": text, "applied": False}
         try:

@@ -20,7 +20,7 @@ from hierplan.nodes import prompts
 from hierplan.nodes.context import prior_results, step_request, tool_description, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import extract_json_object
-from hierplan.nodes.model_call import invoke_model, invoke_structured
+from hierplan.nodes.model_call import structured_or_text
 from hierplan.options import RunOptions, run_options
 from hierplan.schema import ModelCall, StepResult, short_error
 from hierplan.tools.registered import args_model, call_tool, takes_arguments
@@ -45,16 +45,13 @@ def ask_arguments(model: BaseChatModel, messages: list, schema: type[BaseModel],
                                                                           ModelCall]:
     """(arguments, None, call) or (None, why not, call). Structured output first with ``constrain`` (a model
     without it answers in text); a reply that did not validate there is parsed from its text."""
-    got = invoke_structured(model, messages, sampling, schema, node="tool_step", seed=seed,
-                            seed_key=key) if constrain else None
-    if got is not None and got.parsed is not None:
+    got = structured_or_text(model, messages, sampling, schema, constrain=constrain, node="tool_step", seed=seed,
+                             seed_key=key)
+    if got.parsed is not None:
         return _dump(got.parsed), None, got.call
-    if got is not None:
-        text, call = got.text, got.call
-    else:
-        text, call = invoke_model(model, messages, sampling, node="tool_step", seed=seed, seed_key=key)
+    call = got.call
     try:
-        return _dump(schema.model_validate(extract_json_object(text))), None, call
+        return _dump(schema.model_validate(extract_json_object(got.text))), None, call
     except ValueError as exc:  # NoJSONFound and pydantic's ValidationError are ValueErrors
         return None, short_error(exc) if isinstance(exc, ValidationError) else str(exc), call
 
