@@ -1,9 +1,10 @@
-"""The page's routes (Starlette): runs list and form, a run, its picture, its live events, and the actions.
+"""The page's routes (Starlette): runs list and form, a run, its picture, the files its steps saved, its live
+events, and the actions.
 
-Every action is the run service's, as the CLI's are: start = `hierplan run --json`, approve/reject/edit =
-`hierplan resume --approve | --reject | --edit` (the edited plan validated first, nothing saved until it is
-valid), resume = `hierplan resume`, fork = `hierplan fork --at`. Reads and writes of the database run in the
-thread pool, never on the loop.
+Every action is the run service's, as the CLI's are: start = `hierplan run --json` (its uploads as `--file`),
+approve/reject/edit = `hierplan resume --approve | --reject | --edit` (the edited plan validated first, nothing
+saved until it is valid), resume = `hierplan resume`, fork = `hierplan fork --at`. Reads and writes of the
+database run in the thread pool, never on the loop.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import logging
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -22,15 +24,19 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hierplan.app.fields import from_form
+from hierplan.config import FILE_MAX_BYTES, FILES_MAX_BYTES
 from hierplan.errors import HierplanError, RunNotFoundError, UsageError
 from hierplan.store import check_run_id, display_name
 from hierplan.ui import views
 from hierplan.ui.guard import Guard, Scrubber
 from hierplan.ui.runner import Runner
+from hierplan.ui.uploads import MAX_FORM_BYTES, Upload, is_multipart, multipart_form, upload_paths
 
 HERE = Path(__file__).parent
+MiB = 1024 * 1024
 KEEPALIVE_S = 15.0
-MAX_FORM_BYTES = 512 * 1024  # a task is at most 20,000 characters, a plan far less
+# A saved file's own CSP: opened directly, even an HTML or SVG one runs nothing (it is a download anyway).
+ARTIFACT_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 ACTIONS = ("approve", "reject", "edit", "resume")
 log = logging.getLogger("hierplan.ui")
 
@@ -42,6 +48,7 @@ def _templates(scrub: Scrubber):
                              finalize=scrub)  # every {{ }} passes the scrubber, then is escaped
     env.filters["json"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False)
     env.filters["secs"] = lambda v: f"{v:.1f}" if v is not None else ""
+    env.filters["count"] = lambda v: f"{v:,}" if v is not None else ""
     return env
 
 
@@ -69,7 +76,8 @@ class Page:
         except Exception as exc:  # noqa: BLE001
             return self.failure(exc)
         return self.html("runs.html", status, rows=rows, error=error, form=form or {},
-                         model=self.runner.options.get("model") or "the default model")
+                         model=self.runner.options.get("model") or "the default model",
+                         file_limit=f"{FILE_MAX_BYTES / MiB:.1f} MiB", files_limit=f"{FILES_MAX_BYTES / MiB:.1f} MiB")
 
     async def run(self, request: Request, error: str | None = None, plan_text: str | None = None,
                   status: int = 200):
@@ -95,6 +103,16 @@ class Page:
         # shown through <img>, where an SVG runs no script; its own CSP covers opening it directly
         return Response(self.scrub(svg.decode("utf-8")), media_type="image/svg+xml",
                         headers={"content-security-policy": "default-src 'none'; style-src 'unsafe-inline'"})
+
+    async def artifact(self, request: Request):
+        """A file a Python step saved under out/: an image (PNG, JPEG...) inline, anything else (an SVG too) as a
+        download; 404 for a run, step or name the run does not have."""
+        p = request.path_params
+        try:
+            found = await run_in_threadpool(views.artifact, self.db, p["run_id"], p["step_id"], p["name"])
+        except Exception as exc:  # noqa: BLE001
+            return self.failure(exc)
+        return artifact_response(found)
 
     async def events(self, request: Request):
         """Server-sent events of a run this server works on; ends with the run (or at once: `idle`)."""
@@ -131,15 +149,25 @@ class Page:
     async def start(self, request: Request):
         form: dict[str, str] = {}
         try:
-            form = await form_of(request)
+            uploads: list[Upload] = []
+            if is_multipart(request):  # the page's form: its file field makes it multipart, chosen or not
+                form, uploads = await multipart_form(request)
+            else:
+                form = await form_of(request)
             options = from_form(form)
-            run_id = await run_in_threadpool(self.runner.start, form.get("task") or "", options,
-                                             form.get("kind") or None)
+            run_id = await run_in_threadpool(self._start, form.get("task") or "", options,
+                                             form.get("kind") or None, uploads)
         except UsageError as exc:
             return await self.runs(request, error=str(exc), form=form, status=400)
         except Exception as exc:  # noqa: BLE001
             return self.failure(exc)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    def _start(self, task: str, options: dict[str, Any], kind: str | None, uploads: list[Upload]) -> str:
+        """A new run with the uploads as its files: written to a private folder, read by the run service as
+        `--file` is, the folder removed once the run is prepared (its files are in the run by then)."""
+        with upload_paths(uploads) as paths:
+            return self.runner.start(task, options, kind, files=paths)
 
     async def decide(self, request: Request):
         run_id = request.path_params["run_id"]
@@ -187,17 +215,34 @@ class Page:
 
 
 async def form_of(request: Request) -> dict[str, str]:
-    """The page's forms are URL-encoded (no files), parsed here: python-multipart is not needed for that."""
+    """The page's forms but the start form are URL-encoded (no files), parsed here; the start form is
+    multipart (uploads.multipart_form), URL-encoded from a script."""
     from urllib.parse import parse_qsl
 
     body = await request.body()
     if not body:
         return {}  # a bare button (approve, reject, resume)
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
-        raise UsageError("send the page's form (application/x-www-form-urlencoded)")
+        raise UsageError("send the page's form (application/x-www-form-urlencoded, or multipart/form-data "
+                         "to start a run)")
     if len(body) > MAX_FORM_BYTES:
         raise UsageError(f"the form is {len(body):,} bytes; the limit is {MAX_FORM_BYTES:,}")
     return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+
+
+def artifact_response(artifact: dict[str, Any]) -> Response:
+    """The saved file's bytes as what it is (Content-Type), never sniffed as anything else; inline only for the
+    images that run nothing (views.INLINE_TYPES), a download otherwise."""
+    from hierplan.tools.files import file_bytes
+
+    media = artifact["media_type"]
+    name = artifact["name"].rsplit("/", 1)[-1]
+    plain = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name) or "file"
+    how = "inline" if media in views.INLINE_TYPES else "attachment"
+    return Response(file_bytes(artifact), headers={
+        "content-type": media, "x-content-type-options": "nosniff", "content-security-policy": ARTIFACT_CSP,
+        "content-disposition": f"{how}; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}",
+        "etag": f'"{artifact["sha256"]}"'})
 
 
 def create_app(db: str, options: dict[str, Any] | None = None, *, token: str | None = None,
@@ -219,6 +264,7 @@ def create_app(db: str, options: dict[str, Any] | None = None, *, token: str | N
         Route("/runs/{run_id}", page.run),
         Route("/runs/{run_id}/body", page.body),
         Route("/runs/{run_id}/picture.svg", page.picture),
+        Route("/runs/{run_id}/artifacts/{step_id}/{name:path}", page.artifact),
         Route("/runs/{run_id}/events", page.events),
         Route("/runs/{run_id}/fork", page.fork, methods=["POST"]),
         Route("/runs/{run_id}/{action:str}", page.decide, methods=["POST"]),

@@ -9,8 +9,9 @@ process is gone), and ``hierplan resume`` or the page's Resume button continues 
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from hierplan.app.events import Events
 from hierplan.app.service import Decision, Run, RunService
@@ -64,10 +65,11 @@ class Runner:
 
     # --- actions ------------------------------------------------------------------------------------------
     def start(self, task: str, form_options: Mapping[str, Any], kind: str | None = None,
-              run_id: str | None = None) -> str:
-        """A new run; ``form_options`` (by option name) over the server's."""
+              run_id: str | None = None, files: Sequence[str | os.PathLike] = ()) -> str:
+        """A new run; ``form_options`` (by option name) over the server's; ``files`` read and checked as
+        `hierplan run --file` reads them, before the run is recorded (the paths may go once this returns)."""
         options = RunOptions.from_dict({**self.options, **form_options})
-        return self._spawn(self.service.start(task, options, kind=kind, run_id=run_id))
+        return self._spawn(self.service.start(task, options, kind=kind, run_id=run_id, files=files))
 
     def resume(self, run_id: str) -> str:
         with self._lock:

@@ -5,14 +5,26 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from hierplan.app.runs import checkpoints, past_states, run_state
+from hierplan.errors import RunNotFoundError
 from hierplan.render import text
 from hierplan.store import RunStore, open_checkpointer, read_checkpoint
 from hierplan.ui.hub import Hub
 
 LIST_LIMIT = 200  # newest runs on the runs page
 HISTORY_LIMIT = 60  # checkpoints offered for a fork
+INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""Saved files the artifact route serves inline: images that can hold no script."""
+IMAGE_TYPES = INLINE_TYPES | {"image/svg+xml"}
+"""Saved files the run page shows as pictures: through <img>, where an SVG runs nothing (its route serves it
+only as a download, so opened directly it is never a page)."""
+FILE_FIELDS = ("name", "size", "sha256", "media_type")
+
+
+class NotFound(RunNotFoundError):
+    """A run has no such step or saved file: answered as an unknown run is (404)."""
 
 
 def totals(values: dict[str, Any]) -> dict[str, Any]:
@@ -42,6 +54,28 @@ def picture_svg(db: str, run_id: str) -> bytes:
     return draw_run_image(values, "svg", history=past_states(db, record.id), run_status=record.status)
 
 
+def artifact_url(run_id: str, step_id: int, name: str) -> str:
+    return f"/runs/{quote(run_id, safe='')}/artifacts/{step_id}/{quote(name)}"
+
+
+def artifact_views(run_id: str, result: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """What a step saved under out/, without the bytes: each with its URL, whether it is shown as a picture,
+    and its line as `hierplan show` prints it."""
+    return [{**{k: a[k] for k in FILE_FIELDS}, "image": a["media_type"] in IMAGE_TYPES,
+             "url": artifact_url(run_id, result["step_id"], a["name"]), "line": text.format_artifact(a)}
+            for a in (result or {}).get("artifacts") or []]
+
+
+def artifact(db: str, run_id: str, step_id: str, name: str) -> dict[str, Any]:
+    """The saved file ``name`` of step ``step_id`` (its record, bytes included, as the run page lists it)."""
+    record, values = run_state(db, run_id)
+    results = {str(r["step_id"]): r for r in values.get("results") or []}
+    for a in (results.get(step_id) or {}).get("artifacts") or []:
+        if a["name"] == name:
+            return a
+    raise NotFound(f"run {record.id} has no file out/{name[:200]} saved by step {step_id[:20]}")
+
+
 def _step_statuses(values: dict[str, Any], history: list[dict[str, Any]], status: str) -> dict[int, str]:
     """Each step's status as the run picture colours it (done, failed, running, pending, replaced)."""
     from hierplan.render.run_picture import run_picture
@@ -69,11 +103,13 @@ def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
         step_status = "running" if step_id in working else statuses[step_id]
         calls = (result or {}).get("calls") or []
         cards.append({"step": known.get(step_id, {"id": step_id, "title": "(a step of an earlier plan)"}),
-                      "result": result, "status": step_status,
+                      "result": result, "status": step_status, "artifacts": artifact_views(record.id, result),
                       "tokens": sum(c.get("generated_tokens") or 0 for c in calls)})
     return {
         "run": record.as_json(), "status": record.status, "options": record.options, "plan": plan,
         "kind": values.get("kind") or record.options.get("kind"), "kind_given": bool(record.options.get("kind")),
+        "files": [{**{k: f[k] for k in FILE_FIELDS}, "preview": f.get("preview") or ""}
+                  for f in values.get("files") or []],
         "plan_source": values.get("plan_source"), "cards": cards, "replans": values.get("replans") or [],
         "final": values.get("final"), "approval": values.get("approval"),
         "answer_check": text.format_answer_check(values["answer_check"]) if values.get("answer_check") else None,
