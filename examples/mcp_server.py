@@ -1,8 +1,8 @@
 """A tiny MCP server (FastMCP from the ``mcp`` package, over stdio): a staff directory the model cannot know.
 
 hierplan starts it itself, as examples/mcp_servers.json says (``python examples/mcp_server.py``, from the
-repository's root): for listing its tools when a run starts, and again for each tool call, which opens its own
-session. Started by hand, it waits for an MCP client on its stdin.
+repository's root), once when a run starts: it lists its tools and keeps the session for every call of the run,
+then ends it. Started by hand, it waits for an MCP client on its stdin.
 
 Each ``@server.tool()`` function is a tool: its name, its docstring (what the planner reads) and its typed
 arguments (the JSON schema the model's arguments are checked against) come from the function. An exception is

@@ -39,17 +39,22 @@ MAX_REVISIONS = 2
 
 # Registered tools (build_graph's ``tools``, MCP servers' tools): nodes/tool_step.py, tools/registered.py, tools/mcp.py.
 TOOL_TIMEOUT_S = 60.0
-"""One tool call's limit; a call still running then is a failed step (an async tool's call is cancelled: an MCP
-server's session closes, which ends a stdio server's process)."""
+"""One tool call's limit; a call still running then is a failed step (an async tool's call is cancelled; an MCP
+server's session stays open)."""
 TOOL_CANCEL_GRACE_S = 5.0
-"""After the limit: how long a cancelled call may take to close its session before the step is failed anyway."""
+"""After the limit: how long a cancelled call may take to end before the step is failed anyway."""
 TOOL_RESULT_CHARS = 20_000
 """A tool's result kept with the step (checkpointed with every later state): longer ones are kept as truncated
 text."""
 TOOL_DESCRIPTION_CHARS = 400
 """What the planner and the argument request show of a tool's description (an MCP server's may be pages long)."""
 MCP_LOAD_TIMEOUT_S = 60.0
-"""Listing an MCP server's tools at the start of a run (a stdio server's start included)."""
+"""Opening an MCP server's session and listing its tools at the start of a run (a stdio server's start
+included), and opening it again after it broke."""
+MCP_CLOSE_TIMEOUT_S = 10.0
+"""Ending the MCP servers' sessions when a run ends: a stdio server busy in a call gets about 4 s from the
+adapters' client (stdin closed, then SIGTERM, then SIGKILL); one still there after this is cancelled, and the
+parent-death signal ends its process."""
 
 # Files in (``--file``, the input's ``files``) and artifacts out (what a Python step saves under ``out/``):
 # hierplan/tools/files.py. Their bytes are kept base64 in the checkpointed state, so a resumed or forked run, on

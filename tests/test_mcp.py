@@ -3,12 +3,14 @@ tests/servers/mcp_tools.py, started by the tests themselves (stdio, and streamab
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -22,9 +24,11 @@ import mcp.client.stdio  # noqa: E402, F401
 from fakes import ScriptedChatModel, plan_json  # noqa: E402
 from helpers import WORKER, cli, events, one_line_error, statuses  # noqa: E402
 from hierplan import build_graph  # noqa: E402
+from hierplan.config import MCP_CLOSE_TIMEOUT_S  # noqa: E402
 from hierplan.errors import UsageError  # noqa: E402
+from hierplan.eval.orphans import left_over  # noqa: E402
 from hierplan.tools.mcp import load_tools, read_config  # noqa: E402
-from hierplan.tools.registered import call_tool  # noqa: E402
+from hierplan.tools.registered import call_tool, result_text  # noqa: E402
 from servers.launch import free_port  # noqa: E402
 
 SERVER = Path(__file__).parent / "servers" / "mcp_tools.py"
@@ -118,18 +122,18 @@ def test_help_imports_no_mcp():
 # --- the tools, over stdio and streamable HTTP --------------------------------------------------------------
 
 def test_a_stdio_servers_tools_run_as_plan_steps_and_their_errors_fail_the_step(tmp_path, facts):
-    tools = load_tools(facts)
-    assert {t.name for t in tools} == {"lookup", "add", "fail", "slow"}
-    model = ScriptedChatModel(script={"planner": [plan_json(["lookup", "llm", "llm"])],
-                                      "tool_step": ['{"topic": "Atlantis"}']})
-    out = build_graph(model, tools=tools, constrain=False).invoke({"task": "What is the capital of Atlantis?"},
-                                                                  CONFIG)
-    first = out["results"][0]
-    assert first["ok"] and first["output"] == ATLANTIS and first["tool_args"] == {"topic": "Atlantis"}
-    assert "lookup: Look up the facts this server knows" in model.calls[0]["messages"][-1].content
+    with load_tools(facts) as tools:
+        assert {t.name for t in tools} == {"lookup", "add", "fail", "slow"}
+        model = ScriptedChatModel(script={"planner": [plan_json(["lookup", "llm", "llm"])],
+                                          "tool_step": ['{"topic": "Atlantis"}']})
+        out = build_graph(model, tools=tools, constrain=False).invoke(
+            {"task": "What is the capital of Atlantis?"}, CONFIG)
+        first = out["results"][0]
+        assert first["ok"] and first["output"] == ATLANTIS and first["tool_args"] == {"topic": "Atlantis"}
+        assert "lookup: Look up the facts this server knows" in model.calls[0]["messages"][-1].content
 
-    failed = call_tool(next(t for t in tools if t.name == "fail"), {"message": "out of quibs"}, 30)
-    assert not failed.ok and failed.error == "Error executing tool fail: out of quibs"
+        failed = call_tool(next(t for t in tools if t.name == "fail"), {"message": "out of quibs"}, 30)
+        assert not failed.ok and failed.error == "Error executing tool fail: out of quibs"
 
 
 def test_a_server_over_streamable_http(tmp_path):
@@ -147,9 +151,12 @@ def test_a_server_over_streamable_http(tmp_path):
                 assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
                 time.sleep(0.1)
         path = servers_file(tmp_path, remote={"url": f"http://127.0.0.1:{port}/mcp", "transport": "streamable_http"})
-        add = next(t for t in load_tools(path) if t.name == "add")
-        got = call_tool(add, {"a": 1, "b": 2.5}, 30)
-        assert got.ok and got.text == "3.5"
+        with load_tools(path) as tools:
+            add = next(t for t in tools if t.name == "add")
+            got = call_tool(add, {"a": 1, "b": 2.5}, 30)
+            assert got.ok and got.text == "3.5"
+            again = call_tool(add, {"a": 2, "b": 2}, 30)  # on the same session
+            assert again.ok and again.text == "4.0"
     finally:
         os.killpg(server.pid, signal.SIGKILL)
         server.wait(timeout=30)
@@ -174,6 +181,7 @@ def test_hierplan_run_with_mcp_records_and_shows_the_tool_call(tmp_path, models,
     assert 'call: lookup {"topic": "atlantis"}' in shown and ATLANTIS in shown
     code, listed, _ = cli("show", "atl1", "--db", db, "--json")
     assert json.loads(listed)["run"]["status"] == "done"
+    assert _servers_left() == []  # the run's end closed its session
 
 
 def test_approve_shows_the_tool_calls_planned(tmp_path, models, facts):
@@ -185,6 +193,7 @@ def test_approve_shows_the_tool_calls_planned(tmp_path, models, facts):
     assert "1. [lookup] Step 1 (lookup)" in out
     assert "step 1 calls lookup: Do part 1 (Look up the facts this server knows" in out
     assert "waits for approval" in err
+    assert _servers_left() == []  # a run that stops to wait closes its session too
 
 
 def _alive(pid: int) -> bool:
@@ -225,10 +234,11 @@ def test_a_stdio_server_dies_with_hierplan_killed_mid_call(tmp_path):
         pytest.fail(f"the MCP server (pid {server}) outlived hierplan by {GONE_WITHIN_S} s")
 
 
-def test_load_tools_refuses_two_tools_of_one_name(tmp_path):
+def test_load_tools_refuses_two_tools_of_one_name_and_leaves_no_server(tmp_path):
     path = servers_file(tmp_path, one=stdio(tmp_path), two=stdio(tmp_path))
     with pytest.raises(UsageError, match="two tools are named"):
         load_tools(path)
+    assert _servers_left() == []  # both servers were started to list their tools, and ended with the error
 
 
 def test_the_servers_graph_has_the_tools_of_its_own_mcp_file(monkeypatch, facts):
@@ -239,8 +249,9 @@ def test_the_servers_graph_has_the_tools_of_its_own_mcp_file(monkeypatch, facts)
     monkeypatch.setattr(factory, "_models", {})
     monkeypatch.setattr(factory, "_graphs", {})
     monkeypatch.setenv(factory.DEFAULTS_ENV, json.dumps({"mcp": str(facts)}))
-    listed = []
-    monkeypatch.setattr(factory, "_tools", lambda options: listed.append(options.mcp) or load_tools(options.mcp))
+    listed, loaded = [], []
+    monkeypatch.setattr(factory, "_tools", lambda options: listed.append(options.mcp)
+                        or loaded.append(load_tools(options.mcp)) or loaded[-1])
     model = ScriptedChatModel(script={"planner": [plan_json(["lookup", "llm", "llm"])],
                                       "tool_step": ['{"topic": "atlantis"}']})
     options = factory.options_from({"configurable": {"constrain": False}})
@@ -248,5 +259,132 @@ def test_the_servers_graph_has_the_tools_of_its_own_mcp_file(monkeypatch, facts)
     graph = factory.graph_for(options, load)
     factory.graph_for(options, load)
     assert listed == [str(facts)]
-    out = graph.invoke({"task": "Capital of Atlantis?"}, context=options)
-    assert out["results"][0]["output"] == ATLANTIS
+    try:
+        out = graph.invoke({"task": "Capital of Atlantis?"}, context=options)
+        assert out["results"][0]["output"] == ATLANTIS
+    finally:  # a server keeps its graphs' tools until it exits; this test's graph goes now
+        for tools in loaded:
+            tools.close()
+
+
+# --- one session per server, for as long as the tools -------------------------------------------------------
+
+def _servers_left() -> list[int]:
+    """This process's stdio test servers still running (mcp_launch.py execs ``python SERVER``)."""
+    return left_over([(sys.executable, str(SERVER))])
+
+
+def _named(tools, name: str):
+    return next(t for t in tools if t.name == name)
+
+
+def _server_pid(tools, tmp_path: Path) -> int:
+    """The process that answers the tools' calls: ``slow`` writes its pid (sleeping 0 s here)."""
+    pid_file = tmp_path / "server.pid"
+    pid_file.unlink(missing_ok=True)
+    got = call_tool(_named(tools, "slow"), {"seconds": 0}, 30)
+    assert got.ok, got.error
+    return int(pid_file.read_text())
+
+
+def _gone(pid: int) -> bool:
+    deadline = time.monotonic() + GONE_WITHIN_S
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not _alive(pid)
+
+
+def test_every_call_of_a_stdio_servers_tools_reaches_the_one_server_process(tmp_path, facts):
+    with load_tools(facts) as tools:
+        first = _server_pid(tools, tmp_path)
+        assert _servers_left() == [first]  # started once, to list the tools, and not again for the call
+        answers = []
+        callers = [threading.Thread(target=lambda i=i: answers.append(call_tool(_named(tools, "add"),
+                                                                                {"a": i, "b": 0.5}, 30)))
+                   for i in range(6)]  # parallel steps: concurrent calls share the session
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(60)
+        assert all(a.ok for a in answers) and sorted(a.text for a in answers) == [f"{i}.5" for i in range(6)]
+        assert _server_pid(tools, tmp_path) == first and _servers_left() == [first]
+    assert _gone(first) and _servers_left() == []
+
+
+def test_the_tools_answer_when_awaited_on_a_callers_own_event_loop(facts):
+    """Plain LangChain tools to other code: awaited on another loop, the call is handed to the session's."""
+    with load_tools(facts) as tools:
+        got = asyncio.run(_named(tools, "lookup").ainvoke({"topic": "zorblat"}))
+        assert result_text(got) == "A zorblat is worth 17 quibs."
+
+
+def test_a_call_past_its_time_limit_is_cancelled_and_the_session_stays_open(tmp_path, facts):
+    with load_tools(facts) as tools:
+        first = _server_pid(tools, tmp_path)
+        late = call_tool(_named(tools, "slow"), {"seconds": 1.5}, 0.3)
+        assert not late.ok and late.error == "the tool slow did not finish within 0.3 s" and late.seconds < 1.5
+        after = call_tool(_named(tools, "add"), {"a": 1, "b": 2}, 30)  # answered once the server has slept
+        assert after.ok and after.text == "3.0"
+        assert _server_pid(tools, tmp_path) == first
+
+
+def test_a_server_killed_between_calls_fails_one_call_and_the_next_starts_it_again(tmp_path, facts):
+    with load_tools(facts) as tools:
+        first = _server_pid(tools, tmp_path)
+        os.kill(first, signal.SIGKILL)
+        assert _gone(first)
+        add = _named(tools, "add")
+        failed = call_tool(add, {"a": 1, "b": 2}, 30)
+        assert not failed.ok
+        assert failed.error.startswith("ConnectionError: the MCP server 'facts' failed (")
+        assert failed.error.endswith("the next call opens a new session")
+        again = call_tool(add, {"a": 1, "b": 2}, 30)
+        assert again.ok and again.text == "3.0"
+        second = _server_pid(tools, tmp_path)
+        assert second != first and _servers_left() == [second]
+    assert _gone(second)
+
+
+def test_close_ends_every_session_and_server_even_one_busy_in_a_call(tmp_path, facts):
+    tools = load_tools(facts)
+    first = _server_pid(tools, tmp_path)
+    (tmp_path / "server.pid").unlink()
+    busy = {}
+    caller = threading.Thread(target=lambda: busy.update(outcome=call_tool(_named(tools, "slow"),
+                                                                           {"seconds": 120}, 300)))
+    caller.start()
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "server.pid").exists():  # the server is in the call (a sync tool: it reads nothing)
+        assert time.monotonic() < deadline, "the call never started"
+        time.sleep(0.02)
+    start = time.monotonic()
+    tools.close()
+    assert time.monotonic() - start < MCP_CLOSE_TIMEOUT_S
+    assert not _alive(first) and _servers_left() == []  # close() returns once the servers are gone
+    caller.join(30)
+    assert busy["outcome"].error == "RuntimeError: the MCP servers' sessions were closed"
+    after = call_tool(_named(tools, "add"), {"a": 1, "b": 2}, 30)
+    assert not after.ok and after.error == "RuntimeError: the MCP servers' sessions were closed"
+    tools.close()  # again: nothing left to end
+
+
+def test_a_server_killed_in_a_call_fails_that_call_at_once_and_the_next_starts_it_again(tmp_path, facts):
+    with load_tools(facts) as tools:
+        first = _server_pid(tools, tmp_path)
+        (tmp_path / "server.pid").unlink()
+        busy = {}
+        caller = threading.Thread(target=lambda: busy.update(outcome=call_tool(_named(tools, "slow"),
+                                                                               {"seconds": 120}, 300)))
+        caller.start()
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "server.pid").exists():
+            assert time.monotonic() < deadline, "the call never started"
+            time.sleep(0.02)
+        os.kill(first, signal.SIGKILL)
+        caller.join(GONE_WITHIN_S)
+        assert not caller.is_alive(), "the call outlived its server"
+        failed = busy["outcome"]
+        assert not failed.ok and failed.error.startswith("ConnectionError: the MCP server 'facts' failed (")
+        again = call_tool(_named(tools, "add"), {"a": 2, "b": 2}, 30)
+        assert again.ok and again.text == "4.0"
+        assert _server_pid(tools, tmp_path) != first

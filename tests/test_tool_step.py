@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import re
+import threading
 
 import pytest
 from langchain_core.tools import StructuredTool, tool
@@ -219,6 +220,44 @@ def test_an_async_only_tool_runs_and_one_past_the_time_limit_fails_the_step(monk
     failed = out["results"][0]
     assert not failed["ok"] and failed["error"] == "the tool hang did not finish within 0.3 s"
     assert failed["seconds"] < 5
+
+
+def test_a_tool_bound_to_an_event_loop_runs_on_it_and_is_cancelled_there_at_its_limit():
+    """An MCP tool's session lives on an event loop (hierplan.tools.mcp): call_tool hands the call to that loop
+    (``session_loop``), with no thread or loop of its own, and cancels it there at the limit; the loop runs on."""
+    from hierplan.tools.registered import call_tool
+
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever, daemon=True)
+    runner.start()
+    ran_on, cancelled = [], []
+
+    async def wait(seconds: float) -> str:
+        ran_on.append(threading.current_thread())
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            cancelled.append(seconds)
+            raise
+        return f"waited {seconds} s"
+
+    class LoopBound(StructuredTool):
+        @property
+        def session_loop(self):
+            return loop
+
+    bound = LoopBound.from_function(coroutine=wait, name="wait", description="Wait a while.")
+    try:
+        got = call_tool(bound, {"seconds": 0}, 5)
+        assert got.ok and got.text == "waited 0.0 s" and ran_on == [runner]
+        late = call_tool(bound, {"seconds": 30}, 0.2)
+        assert not late.ok and late.error == "the tool wait did not finish within 0.2 s" and late.seconds < 5
+        assert cancelled == [30.0]
+        assert call_tool(bound, {"seconds": 0.01}, 5).ok and ran_on == [runner] * 3
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        runner.join(5)
+        loop.close()
 
 
 def test_a_number_computed_from_a_tools_result_is_not_voted_on_by_programs_that_never_saw_it():

@@ -78,13 +78,21 @@ def models_info(models: Mapping[str, Any]) -> tuple[dict[str, Any] | None, dict[
 
 
 def load_tools(options: RunOptions) -> list[BaseTool]:
-    """The registered tools the options name: the MCP servers' of ``mcp`` (none without it). A bad file or a
-    server that gives no tools is one UsageError line."""
+    """The registered tools the options name: the MCP servers' of ``mcp`` (none without it), whose sessions stay
+    open until close_tools. A bad file or a server that gives no tools is one UsageError line."""
     if not options.mcp:
         return []
     from hierplan.tools.mcp import load_tools as mcp_tools
 
     return mcp_tools(options.mcp)
+
+
+def close_tools(tools: Any) -> None:
+    """End what loaded tools hold open: load_tools' MCP tools (hierplan.tools.mcp.McpTools) their servers'
+    sessions and processes; a plain list of tools holds nothing."""
+    close = getattr(tools, "close", None)
+    if callable(close):
+        close()
 
 
 def with_absolute_paths(options: RunOptions) -> RunOptions:

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from hierplan.app.agent import (ModelLoader, ModelsLoader, ToolLoader, load_model, load_models, load_tools, models_info,
-                                with_absolute_paths)
+from hierplan.app.agent import (ModelLoader, ModelsLoader, ToolLoader, close_tools, load_model, load_models, load_tools,
+                                models_info, with_absolute_paths)
 from hierplan.app.events import Reporter
 from hierplan.errors import DatabaseError, HierplanError, UsageError
 from hierplan.options import RunOptions
@@ -51,7 +51,8 @@ class Run:
     """A decision made before the run continued (``resume --approve``, the page's buttons): used at its
     approval stop, once."""
     tools: list[Any] = field(default_factory=list)
-    """The registered tools its steps may call (its MCP servers'), loaded when the run was prepared."""
+    """The registered tools its steps may call (its MCP servers'), loaded when the run was prepared and closed
+    when ``execute`` ends."""
     files: list[Any] = field(default_factory=list)
     """A new run's files (graph.state.FileDict), read and checked when it was prepared; they go into its first
     checkpoint, which every later resume and fork reads them from."""
@@ -90,6 +91,16 @@ def _closing_on_error(store: RunStore) -> Iterator[None]:
         raise
 
 
+@contextmanager
+def _closing_tools_on_error(tools: Any) -> Iterator[None]:
+    """A run that is not prepared after all ends its MCP servers' sessions at once, not at exit."""
+    try:
+        yield
+    except BaseException:
+        close_tools(tools)
+        raise
+
+
 def _record(options: RunOptions, kind: str | None, **extra: Any) -> dict[str, Any]:
     """What the runs table keeps of a run's options (never a secret: RunOptions holds none)."""
     return {**options.to_dict(), **({KIND_KEY: kind} if kind else {}), **extra}
@@ -124,9 +135,10 @@ class RunService:
             loaded = load_files(files)
         options = with_absolute_paths(options)
         tools = self.load_tools(options)
-        store = RunStore.open(self.db)
-        with _closing_on_error(store):
-            run_id = store.create(task, _record(options, kind), run_id)
+        with _closing_tools_on_error(tools):
+            store = RunStore.open(self.db)
+            with _closing_on_error(store):
+                run_id = store.create(task, _record(options, kind), run_id)
         return Run(run_id, task, options, kind, store, resumed=False, tools=tools, files=loaded)
 
     def resume(self, run_id: str, overrides: Mapping[str, Any] | None = None, *,
@@ -159,9 +171,11 @@ class RunService:
             with database_errors(self.db):
                 tup = find_checkpoint(saver, record.id, at)
             tools = self.load_tools(options)
-            new_id = store.create(record.task, _record(options, kind, **{FORKED_FROM_KEY: record.id}), new_run_id)
-            with database_errors(self.db, writing=True):
-                copy_checkpoint(saver, tup, record.id, at, new_id)
+            with _closing_tools_on_error(tools):
+                new_id = store.create(record.task, _record(options, kind, **{FORKED_FROM_KEY: record.id}),
+                                      new_run_id)
+                with database_errors(self.db, writing=True):
+                    copy_checkpoint(saver, tup, record.id, at, new_id)
         return Run(new_id, record.task, options, kind, store, resumed=True, tools=tools)
 
     @staticmethod
@@ -175,7 +189,8 @@ class RunService:
                   decision: Decision | None) -> Run:
         options = self._options(record, overrides)
         tools = self.load_tools(options)  # before the run is marked running: a server that fails leaves it as it was
-        store.set_status(record.id, "running")
+        with _closing_tools_on_error(tools):
+            store.set_status(record.id, "running")
         return Run(record.id, record.task, options, record.options.get(KIND_KEY), store, resumed=True,
                    decision=decision, tools=tools)
 
@@ -209,6 +224,7 @@ class RunService:
                             f"hierplan resume {run.id}") from exc
         finally:
             run.store.close()
+            close_tools(run.tools)  # its MCP servers' sessions, and a stdio server's process, end with the run
 
     def _execute(self, run: Run, reporter: Reporter, ask: Ask | None) -> str:
         from langgraph.types import Command

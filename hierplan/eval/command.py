@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hierplan.app.agent import with_absolute_paths
+from hierplan.app.agent import close_tools, with_absolute_paths
 from hierplan.cli.common import add_common_options
 from hierplan.errors import UsageError
 from hierplan.options import RunOptions
@@ -140,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
             run_eval(graph, tasks, thread_prefix=f"eval-{stamp}", on_result=on_result, concurrency=concurrency)
     finally:  # Ctrl-C: what finished is already in results.jsonl; summarise it too
         writer.close()
+        close_tools(tools)  # the MCP servers' sessions end here, so the count below sees what they leave behind
         after = {}
         if options.mcp:  # with --withhold too: no server should have been started at all
             from hierplan.eval.orphans import orphaned_servers

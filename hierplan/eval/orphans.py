@@ -1,10 +1,11 @@
 """After an evaluation with ``--mcp``: how many of its MCP servers' processes are still alive.
 
-hierplan starts a stdio server for each tool call (and to list the tools), through mcp_launch.py, which execs the
-configured command: a server's command line is ``COMMAND ARGS...`` from the configuration file (the launcher's
-own ends with them too). A server counts as left over when its command line ends with a configured one and it
-is a descendant of this process, or it was started since this process was and has been handed to init (its
-parent died). Servers of other programs, or of an evaluation running beside this one, are not counted.
+hierplan starts each stdio server once, for the whole evaluation (one session, ended before the count), through
+mcp_launch.py, which execs the configured command: a server's command line is ``COMMAND ARGS...`` from the
+configuration file (the launcher's own ends with them too). A server counts as left over when its command line
+ends with a configured one and it is a descendant of this process, or it was started since this process was and
+has been handed to init (its parent died). Servers of other programs, or of an evaluation running beside this
+one, are not counted.
 
 Linux only (it reads /proc); elsewhere the count is None: not checked.
 """

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from hierplan.config import TOOL_CANCEL_GRACE_S, TOOL_RESULT_CHARS
 
 __all__ = ["ToolOutcome", "args_model", "call_tool", "check_tools", "describe_error", "result_text",
-           "takes_arguments"]
+           "session_loop", "takes_arguments"]
 
 
 @dataclass
@@ -106,10 +106,70 @@ def _json_schema_model(name: str, description: str, schema: dict[str, Any]) -> t
 def call_tool(tool: BaseTool, args: dict[str, Any], timeout_s: float) -> ToolOutcome:
     """Run ``tool`` with ``args``, at most ``timeout_s`` seconds.
 
-    The call runs in a thread of its own, so that it works wherever the node runs (an async-only tool gets an event
-    loop of its own there, even when the graph is run by ``ainvoke``). A tool with a coroutine (every MCP tool) is
-    awaited and cancelled at the limit; a sync-only tool's thread cannot be stopped, so it is left to finish in
-    the background (a daemon thread: it does not keep the process alive)."""
+    A tool bound to a session that lives on an event loop (an MCP server's tool: ``session_loop``,
+    hierplan.tools.mcp) is handed to that loop and cancelled there at the limit, its session left open. Any
+    other runs in a thread of its own, so that it works wherever the node runs (an async-only tool gets an event
+    loop of its own there, even when the graph is run by ``ainvoke``): a tool with a coroutine is awaited and
+    cancelled at the limit; a sync-only tool's thread cannot be stopped, so it is left to finish in the
+    background (a daemon thread: it does not keep the process alive)."""
+    start = time.perf_counter()
+    loop = session_loop(tool)
+    if loop is not None:
+        value, error, timed_out = _on_loop(tool, args, timeout_s, loop)
+    else:
+        value, error, timed_out = _in_thread(tool, args, timeout_s)
+    seconds = round(time.perf_counter() - start, 3)
+    if timed_out or isinstance(error, (TimeoutError, asyncio.TimeoutError)):
+        return ToolOutcome(False, error=f"the tool {tool.name} did not finish within {timeout_s:g} s", seconds=seconds)
+    if error is not None:
+        return ToolOutcome(False, error=describe_error(error), seconds=seconds)
+    text = result_text(value)
+    if len(text) > TOOL_RESULT_CHARS:
+        text = text[:TOOL_RESULT_CHARS] + " [...]"
+    result = _json_safe(value)
+    if len(json.dumps(result, ensure_ascii=False)) > TOOL_RESULT_CHARS:
+        result = text
+    return ToolOutcome(True, result=result, text=text, seconds=seconds)
+
+
+def session_loop(tool: BaseTool) -> asyncio.AbstractEventLoop | None:
+    """The event loop a tool's calls must run on (an MCP tool's, while its session is open), else None."""
+    return getattr(tool, "session_loop", None)
+
+
+def _on_loop(tool: BaseTool, args: dict[str, Any], timeout_s: float,
+             loop: asyncio.AbstractEventLoop) -> tuple[Any, BaseException | None, bool]:
+    """(value, error, timed out) of a call run on ``loop``: no thread or event loop of its own to start, which
+    is most of a fast tool's overhead."""
+
+    async def limited() -> Any:
+        return await asyncio.wait_for(tool.ainvoke(args), timeout_s)
+
+    call = limited()
+    try:
+        future = asyncio.run_coroutine_threadsafe(call, loop)
+    except RuntimeError as exc:  # the loop closed meanwhile (the sessions were closed)
+        call.close()
+        return None, exc, False
+    try:
+        return future.result(timeout_s + TOOL_CANCEL_GRACE_S), None, False
+    except TimeoutError:  # cancelled at the limit (wait_for), or the loop did not answer within the grace
+        _cancel(future, loop)
+        return None, None, True
+    except Exception as exc:  # noqa: BLE001 - whatever the tool raised is the step's error
+        return None, exc, False
+    except BaseException:  # Ctrl-C while waiting: the call is not left running
+        _cancel(future, loop)
+        raise
+
+
+def _cancel(future: Any, loop: asyncio.AbstractEventLoop) -> None:
+    if not loop.is_closed():  # a closed loop cancelled its calls itself
+        future.cancel()
+
+
+def _in_thread(tool: BaseTool, args: dict[str, Any], timeout_s: float) -> tuple[Any, BaseException | None, bool]:
+    """(value, error, timed out) of a call run in a thread of its own."""
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -121,24 +181,10 @@ def call_tool(tool: BaseTool, args: dict[str, Any], timeout_s: float) -> ToolOut
         except BaseException as exc:  # noqa: BLE001 - whatever the tool raised is the step's error
             box["error"] = exc
 
-    start = time.perf_counter()
     thread = threading.Thread(target=work, name=f"hierplan-tool-{tool.name}", daemon=True)
     thread.start()
     thread.join(timeout_s + (TOOL_CANCEL_GRACE_S if _has_coroutine(tool) else 0))
-    seconds = round(time.perf_counter() - start, 3)
-    error = box.get("error")
-    if thread.is_alive() or isinstance(error, (TimeoutError, asyncio.TimeoutError)):
-        return ToolOutcome(False, error=f"the tool {tool.name} did not finish within {timeout_s:g} s", seconds=seconds)
-    if error is not None:
-        return ToolOutcome(False, error=describe_error(error), seconds=seconds)
-    value = box.get("value")
-    text = result_text(value)
-    if len(text) > TOOL_RESULT_CHARS:
-        text = text[:TOOL_RESULT_CHARS] + " [...]"
-    result = _json_safe(value)
-    if len(json.dumps(result, ensure_ascii=False)) > TOOL_RESULT_CHARS:
-        result = text
-    return ToolOutcome(True, result=result, text=text, seconds=seconds)
+    return box.get("value"), box.get("error"), thread.is_alive()
 
 
 def _has_coroutine(tool: BaseTool) -> bool:
