@@ -213,3 +213,24 @@ def test_a_plan_that_arrives_as_a_tool_call_is_used_without_a_retry():
     assert update["plan_source"] == "tool_calling"
     assert update["plan_failures"] == []
     assert len(update["plan"]["steps"]) == 3 and model.count("planner_retry") == 0
+
+
+def test_a_graph_with_tools_shows_the_planner_a_worked_plan_that_calls_one():
+    from langchain_core.tools import tool
+
+    @tool
+    def stock(sku: str) -> str:
+        """Units in stock of a product."""
+        return "3"
+
+    def planner_prompt(tools):
+        model = ScriptedChatModel(script={"planner": [plan_json(["python"])]}, default={"python_step": "print(1)"})
+        node = make_planner(model, SamplingConfig(), tools)
+        node({"task": "How many units of A-B do we have?", "kind": "numeric"},
+             Runtime(context=RunOptions(constrain=False)))
+        return " ".join(str(m.content) for m in model.calls[0]["messages"])
+
+    example_task = prompts.TOOL_EXAMPLE[0]
+    shown = planner_prompt([stock])
+    assert example_task in shown and '"tool":"exchange_rate"' in shown and "- stock: Units in stock" in shown
+    assert example_task not in planner_prompt([])  # no tools: the prompt is unchanged

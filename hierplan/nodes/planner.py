@@ -73,7 +73,8 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
     plan models (the grammar and a server's schema included) take their names (schema.plan_models).
     """
 
-    examples = {kind: example_turns(kind) for kind in prompts.PLANNER_EXAMPLES}
+    with_tools = tool_example_turns() if tools else []
+    examples = {kind: example_turns(kind) + with_tools for kind in prompts.PLANNER_EXAMPLES}
     names = tuple(t.name for t in tools)
     models = plan_models(names)
     offered = tools_offered(tools)
@@ -120,6 +121,13 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
                 "plan_failures": failures, "calls": calls}
 
     return planner
+
+
+def tool_example_turns() -> list:
+    """The worked example of a plan that calls a registered tool (prompts.TOOL_EXAMPLE), for graphs with tools."""
+    task, tool_line, plan = prompts.TOOL_EXAMPLE
+    return [HumanMessage(prompts.PLANNER_USER.format(task=task) + prompts.TOOLS_OFFERED.format(tools=tool_line)),
+            AIMessage(json.dumps(plan, separators=(",", ":"), ensure_ascii=False))]
 
 
 def example_turns(kind: str) -> list:

@@ -63,6 +63,19 @@ PLANNER_EXAMPLES: dict[str, tuple[tuple[str, dict], ...]] = {
     ),
 }
 
+# Shown after the kind's examples only when the graph has registered tools: without it the embedded model copied
+# the one-program examples and planned a Python step for a fact only a tool knows (tools15: 0 tool calls on the
+# stock and rate questions). Its tool is made up and offered in its own turn, as the real ones are after the task;
+# the grammar lets a plan name only the real tools.
+TOOL_EXAMPLE = (
+    "How much is 250 euros in Norwegian kroner today?",
+    "- exchange_rate: Today's exchange rate from one currency to another.",
+    {"goal": "250 EUR in NOK at today's rate", "assumptions": ["No fees"], "steps": [
+        {"id": 1, "title": "Get today's rate", "instruction": "Look up today's rate from EUR to NOK.",
+         "tool": "exchange_rate", "expected_output": "The rate", "depends_on": []},
+        {"id": 2, "title": "Convert", "instruction": "In one program: 250 times the rate from step 1.",
+         "tool": "python", "expected_output": "The amount in NOK", "depends_on": [1]}]})
+
 PLANNER_RETRY_SYSTEM = """Return ONLY valid JSON. No prose, no Markdown, no code fences.
 The JSON object must have exactly these keys: "goal" (string), "assumptions" (list of strings), "steps" (list of 1 to 8 objects: one for a question one program answers, one per part for a task with parts).
 Each step object has: "id" (integer 1, 2, 3, ... in order), "title" (string), "instruction" (string), "tool" (one of "none", "llm", "python"), "expected_output" (string).
