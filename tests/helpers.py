@@ -51,3 +51,47 @@ def latest_checkpoint(db: str, run_id: str):
 def saved_values(db: str, run_id: str) -> dict:
     """The state values of the run's latest checkpoint ({} before its first), read as `hierplan show` reads them."""
     return read_checkpoint(open_checkpointer(db), run_id, db)
+
+
+def marked_processes(marker: str) -> list[int]:
+    """The live processes (not zombies) whose environment holds the marker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in environ and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def assert_none_left(marker: str, within_s: float, what: str) -> None:
+    """No process with the marker is left ``within_s`` seconds from now; any that is, is killed, then fails the test."""
+    import os
+    import signal
+    import time
+
+    deadline = time.monotonic() + within_s
+    while (left := marked_processes(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"MCP server processes {left} outlived {what} by {within_s} s"
+
+
+# A scripted Python step: reads sales.csv at ./data/, prints the total of its amounts, saves a chart and a table.
+CSV_CHART_PROGRAM = """```python
+import csv
+import matplotlib.pyplot as plt
+rows = list(csv.DictReader(open("data/sales.csv")))
+total = sum(int(r["amount"]) for r in rows)
+plt.bar([r["region"] for r in rows], [int(r["amount"]) for r in rows])
+plt.savefig("out/chart.png")
+with open("out/sums.csv", "w") as f:
+    f.write(f"total\\n{total}\\n")
+print(total)
+```"""

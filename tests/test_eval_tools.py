@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedChatModel, plan_json
-from helpers import cli, one_line_error
+from helpers import cli, one_line_error, assert_none_left, marked_processes
 from needs import unavailable
 from hierplan.errors import UsageError
 from hierplan.eval import load_tasks, numbers_equal
@@ -313,29 +313,8 @@ def tools15(tmp_path, venv_python_first) -> tuple[Path, Path, str]:
     return tasks, servers, marker
 
 
-def marked(marker: str) -> list[int]:
-    """The live processes (not zombies) whose environment holds the marker."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in environ and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 def none_left(marker: str) -> None:
-    import time
-
-    deadline = time.monotonic() + GONE_WITHIN_S
-    while (left := marked(marker)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not left, f"MCP server processes {left} outlived the evaluation by {GONE_WITHIN_S} s"
+    assert_none_left(marker, GONE_WITHIN_S, "the evaluation")
 
 
 def evaluate(out: Path, *argv: str) -> tuple[list[dict], dict, str, str]:

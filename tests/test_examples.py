@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedChatModel, plan_json
-from helpers import cli, events
+from helpers import cli, events, assert_none_left, marked_processes
 from needs import unavailable
 
 try:
@@ -171,29 +171,8 @@ def shipped_servers(tmp_path, monkeypatch) -> tuple[Path, str]:
     return path, marker
 
 
-def _marked(marker: str) -> list[int]:
-    """The live processes (not zombies) whose environment holds the marker."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in environ and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 def _none_left(marker: str) -> None:
-    deadline = time.monotonic() + GONE_WITHIN_S
-    while (left := _marked(marker)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert not left, f"MCP server processes {left} outlived the run by {GONE_WITHIN_S} s"
+    assert_none_left(marker, GONE_WITHIN_S, "the run")
 
 
 def test_the_marker_finds_a_running_server(shipped_servers):
@@ -203,11 +182,11 @@ def test_the_marker_finds_a_running_server(shipped_servers):
     server = subprocess.Popen([sys.executable, "examples/mcp_server.py"], env={**os.environ, name: value},
                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
     try:
-        assert _marked(marker) == [server.pid]
+        assert marked_processes(marker) == [server.pid]
     finally:
         server.kill()
         server.wait(timeout=30)
-    assert _marked(marker) == []
+    assert marked_processes(marker) == []
 
 
 def test_mcp_example_calls_the_real_server_and_leaves_no_process(shipped_servers, capsys):

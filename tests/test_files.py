@@ -12,7 +12,7 @@ import os
 import pytest
 
 from fakes import ScriptedChatModel, plan_json
-from helpers import cli, one_line_error, saved_values
+from helpers import CSV_CHART_PROGRAM, cli, one_line_error, saved_values
 from hierplan import build_graph
 from hierplan.config import ARTIFACTS_MAX_BYTES, FILE_MAX_BYTES
 from hierplan.errors import UsageError
@@ -22,17 +22,7 @@ from hierplan.tools.files import collect_artifacts, load_files, preview
 
 SALES = b"region,amount,rate\nnorth,10,0.5\nsouth,20,1.5\neast,30,2.0\n"
 # What the scripted Python step writes: it reads the CSV given with --file, prints the sum, saves a chart and a table.
-PROGRAM = """```python
-import csv
-import matplotlib.pyplot as plt
-rows = list(csv.DictReader(open("data/sales.csv")))
-total = sum(int(r["amount"]) for r in rows)
-plt.bar([r["region"] for r in rows], [int(r["amount"]) for r in rows])
-plt.savefig("out/chart.png")
-with open("out/sums.csv", "w") as f:
-    f.write(f"total\\n{total}\\n")
-print(total)
-```"""
+PROGRAM = CSV_CHART_PROGRAM
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ pytest.importorskip("starlette", reason="the web page needs the server extra (st
 from starlette.testclient import TestClient  # noqa: E402
 
 from fakes import plan_json  # noqa: E402
-from helpers import saved_values  # noqa: E402
+from helpers import CSV_CHART_PROGRAM, saved_values  # noqa: E402
 from hierplan.config import FILE_MAX_BYTES  # noqa: E402
 from hierplan.store import RunStore  # noqa: E402
 from hierplan.ui.app import create_app  # noqa: E402
@@ -26,18 +26,8 @@ from hierplan.ui.uploads import MAX_UPLOAD_BYTES  # noqa: E402
 from ui_support import ORIGIN, page  # noqa: E402,F401 - page is a fixture
 
 SALES = b"region,amount\nnorth,10\nsouth,20\neast,30\n"
-# The scripted Python step: reads the uploaded CSV at ./data/, prints the total, saves a chart and a table.
-PROGRAM = """```python
-import csv
-import matplotlib.pyplot as plt
-rows = list(csv.DictReader(open("data/sales.csv")))
-total = sum(int(r["amount"]) for r in rows)
-plt.bar([r["region"] for r in rows], [int(r["amount"]) for r in rows])
-plt.savefig("out/chart.png")
-with open("out/sums.csv", "w") as f:
-    f.write(f"total\\n{total}\\n")
-print(total)
-```"""
+
+PROGRAM = CSV_CHART_PROGRAM
 # A step that saves what must never run as a page of this origin: an SVG and an HTML file holding scripts.
 HOSTILE = """```python
 open("out/evil.svg", "w").write('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>')
