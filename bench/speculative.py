@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 SHARED = ROOT.parent / "shared" / "eval"
 NUMERIC_TASKS = SHARED / "gsm8k_dev100.jsonl"
 WRITING_TASKS = SHARED / "instructions_dev.jsonl"
+TITLE = "Speculative decoding with a draft model (issue 30, point 6)"
 
 
 def tasks(numeric: int, writing: int) -> list[tuple[str, str]]:
@@ -96,15 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     table = "\n".join(lines)
     print(table)
     if args.doc:
-        doc = ROOT / "docs" / "benchmarks.md"
-        text = doc.read_text()
-        begin, end = "<!-- speculative:begin -->", "<!-- speculative:end -->"
-        section = f"{begin}\n## Speculative decoding with a draft model\n\n{table}{end}"
-        if begin in text:
-            text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
-        else:
-            text = text.rstrip() + "\n\n" + section + "\n"
-        doc.write_text(text)
+        from report import write_section
+
+        write_section(TITLE, table)
     return 0
 
 

@@ -58,9 +58,8 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from report import BENCHMARKS, machine_line  # noqa: E402
+from report import machine_line, write_section  # noqa: E402
 
-BEGIN, END = "<!-- tool_overhead:begin -->", "<!-- tool_overhead:end -->"
 TITLE = "Tool step overhead"
 TASK = "What is the weather forecast for Paris tomorrow?"
 STEP = {"id": 1, "title": "Get the forecast", "instruction": "Look up the weather forecast for Paris.",
@@ -190,18 +189,6 @@ def _unlettered(mode: str) -> str:
     return re.sub(r"^\(\w+\) ", "", LABELS[mode])
 
 
-def write_doc(body: str) -> None:
-    """Replace what is between the markers in docs/benchmarks.md (a new section at the end the first time)."""
-    text = BENCHMARKS.read_text()
-    block = f"{BEGIN}\n{body.strip()}\n{END}"
-    if BEGIN in text and END in text:
-        text = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, text, count=1, flags=re.S)
-    else:
-        text = text.rstrip() + f"\n\n## {TITLE}\n\n{block}\n"
-    BENCHMARKS.write_text(text)
-    print(f"updated the {TITLE} section of {BENCHMARKS}")
-
-
 def main() -> None:
     global TOOL_SECONDS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -251,7 +238,7 @@ step − argument generation − the tool's own time (a); medians of {args.round
 {stepped}
 """
     if args.doc:
-        write_doc(body)
+        write_section(TITLE, body)
 
 
 if __name__ == "__main__":
