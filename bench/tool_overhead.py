@@ -77,7 +77,8 @@ def tools(tmp: Path, seconds: float):
     """{mode: tool} for (b), (c), (c0), and the McpTools to close."""
     from langchain_core.tools import StructuredTool
 
-    from hierplan.tools.mcp import _dying_with_hierplan, load_tools, read_config
+    from hierplan.tools.mcp import load_tools, read_config
+    from hierplan.tools.mcp_sessions import _dying_with_hierplan
 
     local = StructuredTool.from_function(forecast, name="forecast", description=TOOL_DESCRIPTION)
     servers = tmp / "servers.json"

@@ -4,7 +4,7 @@ ARGS...`` sets the parent-death signal (SIGKILL) and then becomes COMMAND (exec)
 Why: a stdio server exits when hierplan closes its stdin, but one busy in a tool call when hierplan is killed
 with SIGKILL reads that end of file only when the call is over (a sync FastMCP tool blocks its event loop), and
 lingers until then. The signal is sent when the thread that started the server ends: hierplan starts every one
-from the event loop thread of its MCP sessions (hierplan.tools.mcp.McpSessions), which ends after it closed them
+from the event loop thread of its MCP sessions (hierplan.tools.mcp_sessions.McpSessions), which ends after it closed them
 (or with hierplan).
 Linux only; elsewhere the server is started as it is. Standard library only: runs with ``-I -S``.
 """
