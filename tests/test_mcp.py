@@ -345,10 +345,9 @@ def test_a_server_killed_between_calls_fails_one_call_and_the_next_starts_it_aga
     assert _gone(second)
 
 
-def test_close_ends_every_session_and_server_even_one_busy_in_a_call(tmp_path, facts):
-    tools = load_tools(facts)
-    first = _server_pid(tools, tmp_path)
-    (tmp_path / "server.pid").unlink()
+def _slow_call_started(tools, tmp_path):
+    """A 120 s call of the slow tool in a thread, returned once the server is in it (it wrote its pid again):
+    (the thread, the dict that gets its ``outcome``)."""
     busy = {}
     caller = threading.Thread(target=lambda: busy.update(outcome=call_tool(_named(tools, "slow"),
                                                                            {"seconds": 120}, 300)))
@@ -357,6 +356,14 @@ def test_close_ends_every_session_and_server_even_one_busy_in_a_call(tmp_path, f
     while not (tmp_path / "server.pid").exists():  # the server is in the call (a sync tool: it reads nothing)
         assert time.monotonic() < deadline, "the call never started"
         time.sleep(0.02)
+    return caller, busy
+
+
+def test_close_ends_every_session_and_server_even_one_busy_in_a_call(tmp_path, facts):
+    tools = load_tools(facts)
+    first = _server_pid(tools, tmp_path)
+    (tmp_path / "server.pid").unlink()
+    caller, busy = _slow_call_started(tools, tmp_path)
     start = time.monotonic()
     tools.close()
     assert time.monotonic() - start < MCP_CLOSE_TIMEOUT_S
@@ -372,14 +379,7 @@ def test_a_server_killed_in_a_call_fails_that_call_at_once_and_the_next_starts_i
     with load_tools(facts) as tools:
         first = _server_pid(tools, tmp_path)
         (tmp_path / "server.pid").unlink()
-        busy = {}
-        caller = threading.Thread(target=lambda: busy.update(outcome=call_tool(_named(tools, "slow"),
-                                                                               {"seconds": 120}, 300)))
-        caller.start()
-        deadline = time.monotonic() + 30
-        while not (tmp_path / "server.pid").exists():
-            assert time.monotonic() < deadline, "the call never started"
-            time.sleep(0.02)
+        caller, busy = _slow_call_started(tools, tmp_path)
         os.kill(first, signal.SIGKILL)
         caller.join(GONE_WITHIN_S)
         assert not caller.is_alive(), "the call outlived its server"
