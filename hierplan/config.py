@@ -76,6 +76,11 @@ FILE_PREVIEW_ROWS = 3
 """A CSV's first rows, or a text's first lines, shown to the planner and the steps."""
 FILE_PREVIEW_CHARS = 600
 """One file's preview in a prompt, at most."""
+JSON_PREVIEW_DEPTH = 3
+"""A JSON preview names the keys of objects inside fewer containers than this (the document itself is inside 0): a
+list of records inside an object is the usual JSON table, and a program reading it needs the records' fields."""
+JSON_PREVIEW_KEYS = 12
+"""A JSON preview names at most this many keys of an object."""
 
 # Two written numbers within this are the same number.
 NUMBER_TOLERANCE = Decimal("1e-6")

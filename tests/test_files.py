@@ -44,7 +44,10 @@ def test_a_file_is_copied_with_its_sha256_size_and_preview(sales):
 
 def test_previews_of_json_and_text_and_binary():
     assert preview("a.json", b'{"cities": [{"name": "x"}], "n": 2}') == (
-        "JSON, object of 2 keys {'cities': list of 1 items of object of 1 keys, 'n': int}")
+        "JSON, object of 2 keys {'cities': list of 1 items of object of 1 keys {'name': str}, 'n': int}")
+    # deeper than JSON_PREVIEW_DEPTH containers, an object is only counted
+    assert preview("b.json", b'{"a": [{"b": {"c": 1}}]}') == (
+        "JSON, object of 1 keys {'a': list of 1 items of object of 1 keys {'b': object of 1 keys}}")
     assert preview("notes.txt", b"one\ntwo\nthree\nfour\n") == "text, 4 lines; first lines:\none\ntwo\nthree"
     assert preview("x.bin", b"\0\1\2") == "binary, 3 bytes"
     assert len(preview("big.txt", b"y" * 10_000)) <= 600

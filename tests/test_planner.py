@@ -230,7 +230,24 @@ def test_a_graph_with_tools_shows_the_planner_a_worked_plan_that_calls_one():
              Runtime(context=RunOptions(constrain=False)))
         return " ".join(str(m.content) for m in model.calls[0]["messages"])
 
-    example_task = prompts.TOOL_EXAMPLE[0]
     shown = planner_prompt([stock])
-    assert example_task in shown and '"tool":"exchange_rate"' in shown and "- stock: Units in stock" in shown
-    assert example_task not in planner_prompt([])  # no tools: the prompt is unchanged
+    for task, _, plan in prompts.TOOL_EXAMPLES:  # a lookup and a computation on a looked-up value
+        assert task in shown and f'"tool":"{plan["steps"][0]["tool"]}"' in shown
+    assert "- stock: Units in stock" in shown
+    assert prompts.TOOL_EXAMPLES[0][0] not in planner_prompt([])  # no tools: the prompt is unchanged
+
+
+def test_a_run_with_files_shows_the_planner_a_one_program_plan_over_a_previewed_file():
+    def planner_prompt(files):
+        model = ScriptedChatModel(script={"planner": [plan_json(["python"])]})
+        make_planner(model, SamplingConfig())({"task": "What is the total in a.csv?", "kind": "numeric",
+                                               **({"files": files} if files else {})},
+                                              Runtime(context=RunOptions(constrain=False)))
+        return [str(m.content) for m in model.calls[0]["messages"]]
+
+    task, name, _, _ = prompts.FILE_EXAMPLE
+    shown = planner_prompt([{"name": "a.csv", "size": 4, "preview": "CSV, 1 rows; columns: x (int)"}])
+    example = next(m for m in shown if task in m)
+    assert f"- {name} (" in example and "columns: date (text), region (text)" in example  # previewed for real
+    assert '"steps":[{"id":1' in shown[shown.index(example) + 1] and shown[-1].endswith("columns: x (int)")
+    assert not any(task in m for m in planner_prompt([]))  # no files: the prompt is unchanged

@@ -110,7 +110,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     graph = StateGraph(AgentState, input_schema=InputState, context_schema=RunOptions)
     graph.add_node("classify", make_classify(bool(tools)))
     graph.add_node("planner", make_planner(of["planner"], base, tools))
-    graph.add_node("tool_choice", make_tool_choice(names))
+    graph.add_node("tool_choice", make_tool_choice({t.name: t.description or "" for t in tools}))
     graph.add_node("approval", make_approval(tools))
     graph.add_node("scheduler", scheduler)
     graph.add_node("python_step", make_python_step(of["python_step"], base, run_code))

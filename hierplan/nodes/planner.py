@@ -21,6 +21,7 @@ from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import WRITING
+from hierplan.tools.files import preview
 from hierplan.schema import BUILTIN_TOOLS, MAX_GOAL_CHARS, Plan, Revision, Step, plan_models, short_error
 
 def fallback_plan(task: str) -> Plan:
@@ -74,7 +75,10 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
     """
 
     with_tools = tool_example_turns() if tools else []
-    examples = {kind: example_turns(kind) + with_tools for kind in prompts.PLANNER_EXAMPLES}
+    with_files = file_example_turns()
+    # by kind, then with files or without: the examples a run is shown are fixed, so the engine reuses their prefix
+    examples = {(kind, files): example_turns(kind) + (with_files if files else []) + with_tools
+                for kind in prompts.PLANNER_EXAMPLES for files in (False, True)}
     names = tuple(t.name for t in tools)
     models = plan_models(names)
     offered = tools_offered(tools)
@@ -83,7 +87,7 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
         options = run_options(runtime.context)
         sampling = options.sampling(base)
         task = state["task"]
-        shown = examples[state.get("kind") or WRITING]
+        shown = examples[state.get("kind") or WRITING, bool(state.get("files"))]
         failures: list[PlanFailureDict] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task) + files_note(state.get("files") or []) + offered)
@@ -124,9 +128,20 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
 
 
 def tool_example_turns() -> list:
-    """The worked example of a plan that calls a registered tool (prompts.TOOL_EXAMPLE), for graphs with tools."""
-    task, tool_line, plan = prompts.TOOL_EXAMPLE
-    return [HumanMessage(prompts.PLANNER_USER.format(task=task) + prompts.TOOLS_OFFERED.format(tools=tool_line)),
+    """The worked examples of plans that call a registered tool (prompts.TOOL_EXAMPLES), for graphs with tools."""
+    turns: list = []
+    for task, tool_lines, plan in prompts.TOOL_EXAMPLES:
+        turns += [HumanMessage(prompts.PLANNER_USER.format(task=task) + prompts.TOOLS_OFFERED.format(tools=tool_lines)),
+                  AIMessage(json.dumps(plan, separators=(",", ":"), ensure_ascii=False))]
+    return turns
+
+
+def file_example_turns() -> list:
+    """The worked example of a plan over the user's file (prompts.FILE_EXAMPLE), for runs with files; its file
+    is previewed as the run's files are."""
+    task, name, data, plan = prompts.FILE_EXAMPLE
+    note = files_note([{"name": name, "size": len(data), "preview": preview(name, data)}])
+    return [HumanMessage(prompts.PLANNER_USER.format(task=task) + note),
             AIMessage(json.dumps(plan, separators=(",", ":"), ensure_ascii=False))]
 
 

@@ -63,18 +63,37 @@ PLANNER_EXAMPLES: dict[str, tuple[tuple[str, dict], ...]] = {
     ),
 }
 
-# Shown after the kind's examples only when the graph has registered tools: without it the embedded model copied
+# Shown after the kind's examples only when the run has the user's files: without it the embedded model split a
+# question about a CSV into read / filter / sum steps, each a program of its own, and made up conditions between
+# them (tools15: "only the shipped orders" in a question about all of them). It filters nothing: with a filter in
+# it ("keep the rows whose product is P-7"), plans filtered on a column the question never named. Its file is made
+# up, previewed as a real one is (hierplan.tools.files.preview).
+FILE_EXAMPLE = (
+    "Which product sold the most units in sales.csv, and how many?",
+    "sales.csv",
+    b"date,region,product,units\n2026-01-04,north,P-7,12\n2026-01-04,south,P-2,5\n2026-01-05,south,P-7,20\n"
+    b"2026-01-06,east,P-7,9\n2026-01-06,north,P-7,15\n",
+    {"goal": "The product with the most units sold, and the units", "assumptions": ["Every row is one sale"],
+     "steps": [
+         {"id": 1, "title": "Units by product",
+          "instruction": "In one program: read ./data/sales.csv with pandas, sum units by product, and print the top "
+          "product and its units.", "tool": "python", "expected_output": "The product and its units",
+          "depends_on": []}]})
+
+# Shown after the kind's examples only when the graph has registered tools: without them the embedded model copied
 # the one-program examples and planned a Python step for a fact only a tool knows (tools15: 0 tool calls on the
-# stock and rate questions). Its tool is made up and offered in its own turn, as the real ones are after the task;
-# the grammar lets a plan name only the real tools.
-TOOL_EXAMPLE = (
-    "How much is 250 euros in Norwegian kroner today?",
-    "- exchange_rate: Today's exchange rate from one currency to another.",
-    {"goal": "250 EUR in NOK at today's rate", "assumptions": ["No fees"], "steps": [
-        {"id": 1, "title": "Get today's rate", "instruction": "Look up today's rate from EUR to NOK.",
-         "tool": "exchange_rate", "expected_output": "The rate", "depends_on": []},
-        {"id": 2, "title": "Convert", "instruction": "In one program: 250 times the rate from step 1.",
-         "tool": "python", "expected_output": "The amount in NOK", "depends_on": [1]}]})
+# stock and rate questions); with only the second, it added a made-up computation to questions a lookup answers.
+# Their tools are made up and offered in their own turns, as the real ones are after the task; the grammar lets a
+# plan name only the real tools.
+TOOL_EXAMPLES = (
+    ("How many vacation days does Ana Ruiz have left this year?",
+     "- exchange_rate: Today's exchange rate from one currency to another.\n"
+     "- staff_record: An employee's record by name: team, start date, vacation days left.\n"
+     "- weather: Today's weather forecast for a city.",
+     {"goal": "Ana Ruiz's vacation days left", "assumptions": ["This year's record"], "steps": [
+         {"id": 1, "title": "Get Ana's record", "instruction": "Look up the staff record of Ana Ruiz.",
+          "tool": "staff_record", "expected_output": "Her vacation days left", "depends_on": []}]}),
+)
 
 PLANNER_RETRY_SYSTEM = """Return ONLY valid JSON. No prose, no Markdown, no code fences.
 The JSON object must have exactly these keys: "goal" (string), "assumptions" (list of strings), "steps" (list of 1 to 8 objects: one for a question one program answers, one per part for a task with parts).
@@ -84,7 +103,7 @@ Start your reply with { and end it with }."""
 PLANNER_USER = "Task: {task}"
 # After the task (and after a replanner's request), only when the graph has registered tools: one line per tool.
 TOOLS_OFFERED = """
-Tools: a step may also name one of these as its "tool"; the tool is then called with arguments taken from the step's instruction.
+Tools: a step may also name one of these as its "tool"; the tool is then called with arguments taken from the step's instruction. A question one tool call answers is that one step; plan a step for a tool only when the task needs what it gives.
 {tools}"""
 TOOL_LINE = "- {name}: {description}"
 

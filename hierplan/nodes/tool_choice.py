@@ -4,7 +4,7 @@ names a registered tool, keeps its tool."""
 
 from __future__ import annotations
 
-from typing import Collection, Literal
+from typing import Collection, Literal, Mapping
 
 from langgraph.runtime import Runtime
 
@@ -13,13 +13,14 @@ from hierplan.options import RunOptions, run_options
 from hierplan.rules.tools import choose_tools
 
 
-def make_tool_choice(registered: Collection[str] = ()):
-    """The node, for a graph with these registered tools' names."""
-    names = frozenset(registered)
+def make_tool_choice(registered: Collection[str] | Mapping[str, str] = ()):
+    """The node, for a graph with these registered tools: their names, or each name with its description (the
+    rule reads a tool's description to tell tools apart, rules.tools rule 7)."""
+    names = dict(registered) if isinstance(registered, Mapping) else {name: "" for name in registered}
 
     def tool_choice(state: AgentState) -> AgentState:
         files = [f["name"] for f in state.get("files") or []]
-        return {"plan": choose_tools(state["plan"], state["kind"], names, files)}
+        return {"plan": choose_tools(state["plan"], state["kind"], names, files, state["task"])}
 
     return tool_choice
 

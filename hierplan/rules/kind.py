@@ -25,11 +25,12 @@ NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})s?\b", re.IGNORECASE)
 _QUANTITY_NOUNS = (r"total|sum|difference|product|quotient|average|mean|median|cost|costs|price|value|number|"
                    r"amount|percentage|percent|ratio|rate|area|perimeter|volume|speed|distance|profit|loss|"
                    r"age|weight|height|length|width|balance|score|change|count|remainder|fraction|budget|temperature|"
-                   r"largest|smallest|highest|lowest|maximum|minimum")
+                   r"largest|smallest|highest|lowest|maximum|minimum|time|duration")
 # "How many ...?", "What is the total ...?", "Calculate ...": the task wants a quantity back.
 QUANTITY_QUESTION_RE = re.compile(
     r"\bhow\s+(?:many|much|long|far|old|fast|often|tall|heavy|big|large)\b"
     r"|\bwhat\s+(?:percent|fraction|portion|share)\b"
+    r"|\bwhat\s+(?:does|do|did|will)\s+(?:\S+\s+){1,8}?cost\b"  # "What does shipping all of them cost?"
     r"|\b(?:calculate|compute|work\s+out)\b"
     rf"|\b(?:what(?:'s|\s+is|\s+was|\s+are|\s+were|\s+will\s+be)|find|determine)\s+(?:the\s+|her\s+|his\s+"
     rf"|their\s+|its\s+|my\s+|our\s+)?(?:\w+\s+){{0,2}}(?:{_QUANTITY_NOUNS})(?:\b|_)",  # amount_eur: a column

@@ -12,6 +12,12 @@ sampling seed. So the tool is decided by what the step says, for any model:
    restated a wrong number the aggregator then repeated).
 3. A numeric task computes at least once: when no step qualifies, its last step that is not a presentation
    (else its first step) goes to Python.
+   A numeric task whose plan calls a registered tool and has no Python step gets one more step, a Python step
+   after all the others that computes the answer from their results, when the task gives numbers of its own or
+   the run has files: a tool's result is a fact, and the task's arithmetic on it ("ship 12 kg at our rate") or
+   on the files is a program's job. (Offered a worked plan with a tool call and a computation, the embedded
+   model added made-up computations to questions a lookup answers; offered only a lookup, it planned the lookup
+   alone for questions that compute on it.)
 4. In a task that asks for no quantity, a step goes to Python only when it asks for an explicit
    computation ("calculate", "compute", an arithmetic expression, "with Python") or for running code, or
    when the model chose Python for text processing (sort, count, parse, ...); every other step, whatever
@@ -29,7 +35,20 @@ gets ``tool_reason``. Steps that already carry a reason (decided before, or set 
 are left as they are, so a user can force a tool and a revision only decides its new steps.
 
 A step that names a registered tool (one the graph was built with: a LangChain tool, an MCP server's) keeps it:
-the rule only chooses among python, llm and none, and rule 3 only picks among those steps.
+the rule only chooses among python, llm and none, and rule 3 only picks among those steps. One exception:
+
+7. A step that names a registered tool is checked against its own words and the task's, since a small model
+   offered several tools often names the first or the last one offered (tools15: stock_level planned for a
+   shipping rate, supplier for a stock level) and then writes the step to fit the tool it named:
+   a. in a run with files, a step whose words name one of the user's files and not the tool goes to Python
+      (rule 5: the file is read by a program; "Look up the temperature in sensors.csv" is no tool's job);
+   b. a step whose words name another tool (every word of its name: "Get the shipping rate" names
+      shipping_rate) and not its own gets that tool (several: the one whose name and description share the
+      most words with the step; a tie changes nothing);
+   c. a step whose tool's name shares no word with the task, in a task whose words name part of another tool's
+      name, gets that tool (several: the largest share of its name, then of its description, in the task; a tie
+      changes nothing), unless another step of the plan names it already.
+   Words match in their simple forms ("supplies" names supplier, "ship" shipping: see stem).
 """
 
 from __future__ import annotations
@@ -37,7 +56,8 @@ from __future__ import annotations
 import re
 from typing import Any, Collection
 
-from hierplan.rules.kind import NUMERIC, TaskKind
+from hierplan.rules.kind import NUMBER_RE, NUMERIC, TaskKind
+from hierplan.schema import MAX_STEPS
 
 # A step that calculates: arithmetic verbs and nouns, or an expression written out.
 CALCULATION_RE = re.compile(
@@ -70,6 +90,22 @@ FILE_REASON = "reads the user's files ({which}): a Python step opens them at ./d
 SINGLE_WRITING_REASON = "the plan's one writing step is the reply itself: the final answer writes it (no extra call)"
 PRESENTS_REASON = "presents the result of earlier steps: the final answer does that (no model call)"
 REGISTERED_REASON = "the plan names the registered tool {tool}"
+NAMED_BY_WORDS_REASON = "the step's words name the registered tool {tool} ({words}), not {planned}"
+NAMED_BY_TASK_REASON = "the task's words name the registered tool {tool} ({words}), none of {planned}"
+COMPUTE_AFTER_TOOLS_REASON = ("the task asks for a quantity and gives {what}, and no step computed it: a program "
+                              "computes the answer from the tools' results")
+COMPUTE_AFTER_TOOLS_STEP = {"title": "Compute the answer",
+                            "instruction": "In one program: the answer to the task's question, from the task and the "
+                                           "results of the steps before.",
+                            "tool": "python", "expected_output": "The answer"}
+FILE_NOT_TOOL_REASON = "reads the user's file {which}, which no tool reads: a Python step opens it at ./data"
+# Words of a tool's description that say nothing about which tool it is.
+DESCRIPTION_STOPWORDS = frozenset(
+    "a an and any are as at be by can do does for from get gets given has have how in into is it its of on one or "
+    "our the their them then this to use used uses we what when which who with you your".split())
+WORD_RE = re.compile(r"[a-z0-9]+")
+# Rule 7's word forms: the first of these endings a word has is cut (see stem).
+STEM_SUFFIXES = ("ings", "ing", "ers", "er", "ies", "ied", "es", "ed", "s")
 
 
 def _text(step: dict[str, Any]) -> str:
@@ -116,27 +152,122 @@ def reads_files(step: dict[str, Any], files: Collection[str]) -> str | None:
     return f"'{match.group(0)}'" if match else None
 
 
-def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[str] = (),
-                 files: Collection[str] = ()) -> dict[str, Any]:
+def _words(text: str) -> list[str]:
+    """Lower-case words; a name's parts too (stock_level, stockLevel and stock-level are stock, level)."""
+    return WORD_RE.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
+
+
+def stem(word: str) -> str:
+    """A crude stem, enough to match a tool's name in a step: "supplier", "supplies" and "supply" are suppl,
+    "shipping" and "ship" are ship, "rates" and "rate" are rat."""
+    for suffix in STEM_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] in "eiy":
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]  # shipp -> ship, but not "fall" or "pass"
+    return word
+
+
+def _found(words: Collection[str], in_text: Collection[str]) -> list[str]:
+    stems = {stem(t) for t in in_text}
+    return [w for w in words if stem(w) in stems]
+
+
+def tool_named_by_words(step: dict[str, Any], descriptions: dict[str, str]) -> tuple[str, list[str]] | None:
+    """Rule 7b: the registered tool whose every name word is in the step (several: the one with the most name and
+    description words in it; a tie: none), with those words; None when no tool's name is in the step's words."""
+    text = set(_words(_text(step)))
+    named = []
+    for name, description in descriptions.items():
+        parts = _words(name)
+        if parts and len(_found(parts, text)) == len(parts):
+            named.append((len(parts) + len(_found(_about(description), text)), name, parts))
+    return _best(named)
+
+
+def tool_named_by_task(task: str, descriptions: dict[str, str]) -> tuple[str, list[str]] | None:
+    """Rule 7c: among the tools with a word of their name in the task, the one with the largest share of its name
+    there, then of its description (a tie: none), with the words found."""
+    text = set(_words(task))
+    named = []
+    for name, description in descriptions.items():
+        parts = _words(name)
+        found = _found(parts, text)
+        if found:
+            about = _about(description)
+            share = (len(found) / len(parts), len(_found(about, text)) / max(1, len(about)))
+            named.append((share, name, found))
+    return _best(named)
+
+
+def _about(description: str) -> list[str]:
+    return [w for w in dict.fromkeys(_words(description)) if w not in DESCRIPTION_STOPWORDS]
+
+
+def _best(named: list) -> tuple[str, list[str]] | None:
+    if not named:
+        return None
+    named.sort(key=lambda n: n[0], reverse=True)
+    if len(named) > 1 and named[0][0] == named[1][0]:
+        return None
+    return named[0][1], named[0][2]
+
+
+def check_registered(step: dict[str, Any], steps: list[dict[str, Any]], descriptions: dict[str, str], task: str,
+                     files: Collection[str]) -> tuple[str, str]:
+    """Rule 7: (tool, reason) for a step that names a registered tool."""
+    planned = step["tool"]
+    own = {planned: descriptions[planned]}
+    named_by_step = tool_named_by_words(step, own)
+    if files and not named_by_step and (which := reads_files(step, files)) and not which.startswith("'"):
+        return "python", FILE_NOT_TOOL_REASON.format(which=which)
+    named = tool_named_by_words(step, descriptions)
+    if named and named[0] != planned and not named_by_step:
+        return named[0], NAMED_BY_WORDS_REASON.format(tool=named[0], words=", ".join(named[1]), planned=planned)
+    if task and not _found(_words(planned), set(_words(task))):
+        others = {s.get("tool") for s in steps if s is not step}
+        named = tool_named_by_task(task, {n: d for n, d in descriptions.items() if n not in others})
+        if named and named[0] != planned:
+            return named[0], NAMED_BY_TASK_REASON.format(tool=named[0], words=", ".join(named[1]), planned=planned)
+    return planned, REGISTERED_REASON.format(tool=planned)
+
+
+def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[str] | dict[str, str] = (),
+                 files: Collection[str] = (), task: str = "") -> dict[str, Any]:
     """The plan with every undecided step's ``tool`` and ``tool_reason`` set by the rule (a new dict).
 
     Steps that already have a ``tool_reason`` keep their tool and reason; an undecided step that names one of
-    the ``registered`` tools keeps its tool, with a reason saying so. ``files``: the names of the user's files
-    the run has (rule 5)."""
+    the ``registered`` tools keeps its tool, with a reason saying so, unless its words name another (rule 7).
+    ``registered``: the registered tools' names, or a mapping of each name to its description (rule 7 reads
+    them). ``files``: the names of the user's files the run has (rule 5). ``task``: the task's words (rule 7c)."""
+    descriptions = dict(registered) if isinstance(registered, dict) else {name: "" for name in registered}
     numeric = kind == NUMERIC
     steps = [dict(s) for s in plan.get("steps") or []]
     undecided = []
     for step in steps:
         if step.get("tool_reason"):
             continue
-        if step.get("tool") in registered:
-            step["tool_reason"] = REGISTERED_REASON.format(tool=step["tool"])
+        if step.get("tool") in descriptions:
+            step["tool"], step["tool_reason"] = check_registered(step, steps, descriptions, task, files)
+            if step["tool"] == "python":
+                undecided.append(step)
             continue
         undecided.append(step)
         step["tool"], step["tool_reason"] = decide(step, numeric)
         if step["tool"] == "llm" and (which := reads_files(step, files)):
             step["tool"], step["tool_reason"] = "python", FILE_REASON.format(which=which)
-    if numeric and undecided and not any(s["tool"] == "python" for s in steps):
+    computes = any(s["tool"] == "python" for s in steps)
+    room = len(steps) < MAX_STEPS and max(s["id"] for s in steps) < MAX_STEPS
+    if numeric and room and not computes and any(s["tool"] in descriptions for s in steps) and (
+            files or NUMBER_RE.search(task)):
+        what = "files" if files else "numbers"
+        steps.append({"id": max(s["id"] for s in steps) + 1, **COMPUTE_AFTER_TOOLS_STEP,
+                      "depends_on": [s["id"] for s in steps],
+                      "tool_reason": COMPUTE_AFTER_TOOLS_REASON.format(what=what)})
+    elif numeric and undecided and not computes:
         working = [s for s in undecided if not _presents(s)]
         pick = working[-1] if working else undecided[0]
         pick["tool"] = "python"

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hierplan.config import (ARTIFACT_MAX_BYTES, ARTIFACTS_MAX_BYTES, FILE_MAX_BYTES, FILE_PREVIEW_CHARS,
-                             FILE_PREVIEW_ROWS, FILES_MAX_BYTES)
+                             FILE_PREVIEW_ROWS, FILES_MAX_BYTES, JSON_PREVIEW_DEPTH, JSON_PREVIEW_KEYS)
 from hierplan.errors import UsageError
 from hierplan.graph.state import ArtifactDict, FileDict
 
@@ -153,10 +153,12 @@ def _json_preview(text: str) -> str:
 
 def _shape(value: Any, depth: int) -> str:
     if isinstance(value, dict):
-        if depth >= 1:
+        # nested keys too: a list of records is the usual JSON table, and a program needs its field names
+        if depth >= JSON_PREVIEW_DEPTH:
             return f"object of {len(value)} keys"
-        inner = ", ".join(f"{k!r}: {_shape(v, depth + 1)}" for k, v in list(value.items())[:12])
-        return f"object of {len(value)} keys {{{inner}{', …' if len(value) > 12 else ''}}}"
+        inner = ", ".join(f"{k!r}: {_shape(v, depth + 1)}" for k, v in list(value.items())[:JSON_PREVIEW_KEYS])
+        more = ', …' if len(value) > JSON_PREVIEW_KEYS else ''
+        return f"object of {len(value)} keys {{{inner}{more}}}"
     if isinstance(value, list):
         first = f" of {_shape(value[0], depth + 1)}" if value else ""
         return f"list of {len(value):,} items{first}"
