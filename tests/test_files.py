@@ -57,6 +57,7 @@ def test_previews_of_json_and_text_and_binary():
     (lambda d: str(d / "missing.csv"), "no such file"),
     (lambda d: str(d), "is a directory"),
     (lambda d: _write(d / "big.csv", b"x" * (FILE_MAX_BYTES + 1)), "the limit is 2.0 MiB per file"),
+    (lambda d: _write(d / "empty.csv", b""), r"empty \(0 bytes\)"),  # as the web page refuses an empty upload
 ])
 def test_a_bad_file_is_one_usage_error(tmp_path, make, needle):
     with pytest.raises(UsageError, match=needle):

@@ -90,6 +90,32 @@ def test_an_invalid_edited_plan_is_shown_inline_and_nothing_is_saved(page):
     assert [r["tool"] for r in values["results"]] == ["llm", "none", "llm"]
 
 
+def test_an_edited_plan_may_name_the_runs_registered_tools_and_no_other(page):
+    from langchain_core.tools import tool
+
+    calls = []
+
+    @tool
+    def stock(sku: str) -> str:
+        """Units in stock of a product."""
+        calls.append(sku)
+        return f"{sku}: 12 units"
+
+    page.runner.service.load_tools = lambda options: [stock]
+    page.fakes.model.script["tool_step"] = ['{"sku": "A-1"}']
+    run_id = page.start("How many units of A-1 do we have?", approve="on")
+    page.wait(run_id, "waiting")
+    plan = json.loads(plan_json(["llm"], goal="Units of A-1"))
+    plan["steps"][0]["tool"] = "weather"  # not a tool of this run: refused on the page, nothing saved
+    r = page.post(f"/runs/{run_id}/edit", {"plan": json.dumps(plan)})
+    assert r.status_code == 400 and "the edited plan is invalid" in r.text and status_of(page.db, run_id) == "waiting"
+    plan["steps"][0]["tool"] = "stock"
+    assert page.post(f"/runs/{run_id}/edit", {"plan": json.dumps(plan)}).status_code == 303
+    page.wait(run_id, "done")
+    values = saved_values(page.db, run_id)
+    assert values["plan_source"] == "edited" and values["results"][0]["tool"] == "stock" and calls == ["A-1"]
+
+
 def test_a_decision_on_a_run_that_does_not_wait_is_refused(page):
     run_id = page.start()
     page.wait(run_id, "done")

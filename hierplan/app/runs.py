@@ -23,6 +23,18 @@ def run_state(db: str, run_id: str) -> tuple[RunRecord, dict[str, Any]]:
     return record, read_checkpoint(open_checkpointer(db), record.id, db)
 
 
+def approval_request(db: str, run_id: str) -> dict[str, Any] | None:
+    """What a run waiting for approval asked (the approval node's interrupt: the plan, and ``tools``, the
+    registered tools an edited plan may name), read through the graph's own state; None when it asks nothing."""
+    from hierplan.graph.builder import build_graph
+
+    record = run_record(db, run_id)
+    graph = build_graph(None, open_checkpointer(db))  # no model: the graph only reads the run's state here
+    with database_errors(db):
+        state = graph.get_state({"configurable": {"thread_id": record.id}})
+    return dict(state.interrupts[0].value) if state.interrupts else None
+
+
 def history(saver: Any, run_id: str) -> list[dict[str, Any]]:
     """Every checkpoint of a run, newest first: id, step, time, and how far the run was."""
     rows = []

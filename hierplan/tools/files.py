@@ -58,6 +58,8 @@ def load_files(paths: Iterable[str | os.PathLike]) -> list[FileDict]:
             raise UsageError(f"--file {raw}: is a directory; give the files in it one by one")
         if not stat.S_ISREG(st.st_mode):
             raise UsageError(f"--file {raw}: not a regular file")
+        if st.st_size == 0:
+            raise UsageError(f"--file {raw}: the file is empty (0 bytes)")
         if st.st_size > FILE_MAX_BYTES:
             raise UsageError(f"--file {raw}: {_mib(st.st_size)}; the limit is {_mib(FILE_MAX_BYTES)} per file")
         try:

@@ -184,11 +184,15 @@ class Page:
         if action == "edit":
             from pydantic import ValidationError
 
-            from hierplan.schema import Plan, short_error
+            from hierplan.app.runs import approval_request
+            from hierplan.schema import plan_models, short_error
 
             text = str(form.get("plan") or "")
+            # the registered tools the run offers may be named, as the approval node itself allows
+            asked = await run_in_threadpool(approval_request, self.db, run_id) or {}
+            plan_model = plan_models(tuple(asked.get("tools") or ())).plan
             try:
-                decision = {"action": "edit", "plan": Plan.model_validate_json(text).model_dump(mode="json")}
+                decision = {"action": "edit", "plan": plan_model.model_validate_json(text).model_dump(mode="json")}
             except ValidationError as exc:  # shown next to the plan, which stays as typed; nothing is saved
                 return await self.run(request, error=f"the edited plan is invalid: {short_error(exc)}",
                                       plan_text=text, status=400)
