@@ -7,6 +7,9 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
+MAX_STEPS = 8
+"""A plan has at most this many steps: the plan schema's bound (hierplan.schema), read by the rules too."""
+
 # Context handed to later nodes, as the original tutorial truncated it.
 STEP_CONTEXT_CHARS = 1500
 AGGREGATOR_CONTEXT_CHARS = 2500

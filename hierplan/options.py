@@ -84,6 +84,11 @@ class RunOptions:
     max_repairs: int = field(default=MAX_CODE_REPAIRS, metadata=_opt(
         f"repairs of a failing Python step's program (default {MAX_CODE_REPAIRS}; 0: none)", metavar="N", min=0))
     """How often a failing program is shown to the model to repair."""
+    explain: bool = field(default=False, metadata=_opt(
+        "a numeric answer the programs' vote decided is written by the model, in prose (default: stated from "
+        "the voted number without a model call)"))
+    """A numeric run whose programs' vote decided its number: True, the aggregator model writes the answer; False,
+    the stated_answer node states the voted number (no model call)."""
     approve: bool = field(default=False, metadata=_opt("stop after planning until the plan is approved"))
     """Stop after planning until a person approves, edits or rejects the plan."""
     mcp: str | None = field(default=None, metadata=_opt(

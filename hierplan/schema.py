@@ -9,10 +9,11 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from hierplan.config import MAX_STEPS  # there, not here, so that the rules read it without pydantic
+
 # A plan has as many steps as its task needs: one for a question one program answers, 3 to 8 for a task with
-# distinct parts (the planner's guidance, prompts.PLANNER_SYSTEM). The schema allows 1..MAX_STEPS.
+# distinct parts (the planner's guidance, prompts.PLANNER_SYSTEM). The schema allows 1..MAX_STEPS (config).
 MIN_STEPS = 1
-MAX_STEPS = 8
 # Bounds keep a small model from rambling into max_new_tokens while writing a plan.
 MAX_GOAL_CHARS = 300
 MAX_ASSUMPTIONS = 6

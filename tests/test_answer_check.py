@@ -60,7 +60,7 @@ def run(final: str):
     model = ScriptedChatModel(script={"planner": [plan()], "aggregator": [final]},
                               default={"python_step": "print(1)"})
     graph = build_graph(model, run_code=scripted_runner([FakeExecution(True, "6\n"), FakeExecution(True, "4\n")]),
-                        constrain=False, parallel=False)
+                        constrain=False, parallel=False, explain=True)  # the aggregator model writes the answer
     return model, graph.invoke({"task": TASK}, {"configurable": {"thread_id": "ac"}})
 
 

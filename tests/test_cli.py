@@ -37,7 +37,8 @@ def run_ids(db, capsys):
 
 def test_run_prints_plan_steps_and_final(models, db, capsys):
     models[0].append(three_llm_steps())
-    assert main(["run", "Compute 6 times 7", "--db", db, "--run-id", "p1"]) == 0  # a random id may hold "42"
+    # --explain: the aggregator model writes the voted number's answer (a random id may hold "42")
+    assert main(["run", "Compute 6 times 7", "--db", db, "--run-id", "p1", "--explain"]) == 0
     out = capsys.readouterr().out
     for text in ("Plan (model)", "Goal: Do the task", "first answer", "print(6 * 7)", "42", "THE FINAL ANSWER"):
         assert text in out

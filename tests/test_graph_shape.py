@@ -26,8 +26,8 @@ def test_graph_matches_the_mermaid_snapshot():
 def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
     graph = drawn()
     assert set(graph.nodes) == {"__start__", "classify", "planner", "tool_choice", "approval", "scheduler",
-                                "python_step", "llm_step", "tool_step", "replanner", "checker", "vote", "aggregator",
-                                "answer_check", "check_instructions", "reviser", "__end__"}
+                                "python_step", "llm_step", "tool_step", "replanner", "checker", "vote", "stated_answer",
+                                "aggregator", "answer_check", "check_instructions", "reviser", "__end__"}
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
     # The kind is decided first; tool choice follows the planner and the replanner.
     assert {("__start__", "classify", False), ("classify", "planner", False), ("planner", "tool_choice", False),
@@ -38,7 +38,8 @@ def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
             for t in ("python_step", "llm_step", "tool_step", "replanner", "checker", "aggregator")} <= edges
     assert {("python_step", "scheduler", False), ("llm_step", "scheduler", False), ("tool_step", "scheduler", False),
             ("checker", "vote", False),
-            ("vote", "checker", True), ("vote", "aggregator", True)} <= edges
+            ("vote", "checker", True), ("vote", "aggregator", True), ("vote", "stated_answer", True),
+            ("stated_answer", "answer_check", False)} <= edges
     # After the answer: a numeric one is checked against its computation, a writing one revised in a loop.
     assert {("aggregator", "answer_check", True), ("aggregator", "check_instructions", True),
             ("answer_check", "__end__", False), ("check_instructions", "reviser", True),

@@ -47,7 +47,7 @@ def test_each_role_calls_its_own_model_on_a_numeric_task():
     aggregator = ScriptedChatModel(script={"aggregator": ["Seven pens cost 21 dollars.\nFinal answer: 21"]})
     runner = scripted_runner([FakeExecution(True, "21\n") for _ in range(10)])
     graph = build_graph({"planner": planner, "executor": executor, "aggregator": aggregator}, run_code=runner,
-                        constrain=False)
+                        constrain=False, explain=True)  # explain: the voted number's answer is the aggregator's
     out = graph.invoke({"task": NUMERIC_TASK, "kind": "numeric"}, {"configurable": {"thread_id": "n"}})
     assert nodes(planner) == ["planner"]
     assert set(nodes(executor)) == {"python_step", "llm_step", "python_check"}  # the steps and the checker

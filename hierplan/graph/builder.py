@@ -1,7 +1,8 @@
 """The graph, wired top to bottom. Every node that calls a model or changes the answer is here, with its edges:
 
 classify -> planner -> tool_choice -> (approval) -> scheduler -> (python_step | llm_step | tool_step | replanner)* ->
-(numeric: checker <-> vote) -> aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
+  a number the checker can check: checker <-> vote -> stated_answer (with ``explain``: aggregator) -> answer_check
+  anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import make_planner
 from hierplan.nodes.python_step import CodeRunner, default_runner, make_python_step, run_attempt
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
+from hierplan.nodes.stated_answer import stated_answer
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
 from hierplan.nodes.tool_choice import after_tool_choice, make_tool_choice
 from hierplan.nodes.tool_step import make_tool_step
@@ -119,6 +121,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     graph.add_node("replanner", make_replanner(of["replanner"], base, tools))
     graph.add_node("checker", make_checker(of["checker"], base, lambda code: run_attempt(code, run_code)))
     graph.add_node("vote", vote)
+    graph.add_node("stated_answer", stated_answer)
     graph.add_node("aggregator", make_aggregator(of["aggregator"], base))
     graph.add_node("answer_check", answer_check)
     graph.add_node("check_instructions", check_instructions)
@@ -136,7 +139,8 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     graph.add_edge("tool_step", "scheduler")
     graph.add_edge("replanner", "tool_choice")
     graph.add_edge("checker", "vote")
-    graph.add_conditional_edges("vote", after_vote, ["checker", "aggregator"])
+    graph.add_conditional_edges("vote", after_vote, ["checker", "stated_answer", "aggregator"])
+    graph.add_edge("stated_answer", "answer_check")
     graph.add_conditional_edges("aggregator", after_aggregator, ["answer_check", "check_instructions"])
     graph.add_edge("answer_check", END)
     graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", END])

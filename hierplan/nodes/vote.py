@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from langgraph.runtime import Runtime
+
 from hierplan.config import MAX_TIE_BREAKS
 from hierplan.graph.state import AgentState, AttemptDict, ResultDict, VoteDict
 from hierplan.nodes.events import emit
 from hierplan.nodes.python_step import last_python_step
+from hierplan.options import RunOptions, run_options
 from hierplan.rules.numbers import last_number
 from hierplan.rules.vote import has_majority, tally, voted
 
@@ -51,6 +54,9 @@ def vote(state: AgentState) -> AgentState:
     return {"vote": record, "results": [kept]}
 
 
-def after_vote(state: AgentState) -> Literal["checker", "aggregator"]:
-    """Back to the checker for a tie-break while the vote is undecided."""
-    return "aggregator" if state["vote"]["decided"] else "checker"
+def after_vote(state: AgentState, runtime: Runtime[RunOptions]) -> Literal["checker", "stated_answer", "aggregator"]:
+    """Back to the checker for a tie-break while the vote is undecided; a decided number is stated by rule, or
+    written by the aggregator model when the run asks for an explanation (``explain``)."""
+    if not state["vote"]["decided"]:
+        return "checker"
+    return "aggregator" if run_options(runtime.context).explain else "stated_answer"

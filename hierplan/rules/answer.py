@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hierplan.rules.numbers import last_number, numbers_equal, restates_in_other_unit
+from hierplan.rules.numbers import last_number, numbers_equal, parse_number, restates_in_other_unit
 
 
 def computations(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -46,6 +46,7 @@ def check_answer(final: str, results: list[dict[str, Any]]) -> dict[str, Any] | 
 
 
 FINAL_LINE = "Final answer: {value}"
+STATED_LINE = "{goal}: {value}. Computed with Python: {agreed} of {programs} independent programs printed it."
 FINAL_LINE_RE = re.compile(r"\s*\**final answer\**\s*:", re.IGNORECASE)
 
 
@@ -54,3 +55,13 @@ def ending_on(final: str, value: str) -> str:
     exact and was voted on; prose that ends on another number is the model redoing arithmetic in words."""
     kept = [line for line in final.splitlines() if not FINAL_LINE_RE.match(line)]
     return "\n".join([*kept, FINAL_LINE.format(value=value)]).strip()
+
+
+def stated_answer(goal: str, value: str, agreed: int, programs: int) -> str:
+    """A numeric answer the programs' vote decided, stated without a model: the plan's goal and the voted value,
+    how many programs printed it, and the final line. A whole number printed as ``18.0`` is stated as 18."""
+    number = parse_number(value)
+    shown = str(int(number)) if number is not None and number == number.to_integral_value() else value
+    line = STATED_LINE.format(goal=goal.strip().rstrip(".:") or "The answer", value=shown, agreed=agreed,
+                              programs=programs)
+    return "\n".join([line, FINAL_LINE.format(value=shown)])

@@ -57,7 +57,7 @@ import re
 from typing import Any, Collection
 
 from hierplan.rules.kind import NUMBER_RE, NUMERIC, TaskKind
-from hierplan.schema import MAX_STEPS
+from hierplan.config import MAX_STEPS
 
 # A step that calculates: arithmetic verbs and nouns, or an expression written out.
 CALCULATION_RE = re.compile(
