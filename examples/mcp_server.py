@@ -1,4 +1,5 @@
-"""A tiny MCP server (FastMCP from the ``mcp`` package, over stdio): a staff directory the model cannot know.
+"""A tiny MCP server (FastMCP from the ``mcp`` package, over stdio): a staff directory and the sales regions' revenue
+targets, facts the model cannot know.
 
 hierplan starts it itself, as examples/mcp_servers.json says (``python examples/mcp_server.py``, from the
 repository's root), once when a run starts: it lists its tools and keeps the session for every call of the run,
@@ -18,6 +19,9 @@ STAFF = {
     "bruno costa": {"team": "data", "room": "4.14", "extension": 3320},
     "carla mendes": {"team": "platform", "room": "2.03", "extension": 2104},
 }
+
+# This year's revenue target of each sales region (examples/data/sales.csv holds the revenue so far).
+REVENUE_TARGETS = {"north": 3000, "south": 2500, "east": 2200, "west": 2600}
 
 # log_level WARNING: a stdio server's stderr goes to hierplan's terminal; keep it quiet.
 server = FastMCP("staff-directory", log_level="WARNING")
@@ -39,6 +43,15 @@ def team_members(team: str) -> list[str]:
     if not members:
         raise ValueError(f"no team {team!r}; teams: {', '.join(sorted({p['team'] for p in STAFF.values()}))}")
     return members
+
+
+@server.tool()
+def revenue_target(region: str) -> str:
+    """This year's revenue target of a sales region (north, south, east, west)."""
+    key = region.strip().lower()
+    if key not in REVENUE_TARGETS:
+        raise ValueError(f"no region {region!r}; regions: {', '.join(REVENUE_TARGETS)}")
+    return f"The {key} region's revenue target this year: {REVENUE_TARGETS[key]}"
 
 
 if __name__ == "__main__":

@@ -197,7 +197,7 @@ def test_mcp_example_calls_the_real_server_and_leaves_no_process(shipped_servers
     state = example("mcp_run").main(model, servers=path)
     printed = capsys.readouterr().out
 
-    assert printed.startswith("tools: find_colleague, team_members\n")
+    assert printed.startswith("tools: find_colleague, team_members, revenue_target\n")
     step = state["results"][0]
     assert step["tool"] == "find_colleague" and step["ok"], step.get("error")
     assert step["tool_args"] == {"name": "Ada Ferreira"}
@@ -222,4 +222,29 @@ def test_the_readmes_cli_line_runs_the_shipped_servers_file(shipped_servers, mod
     assert finished[1]["tool_args"] == {"name": "Ada Ferreira"} and finished[1]["output"] == ADA
     assert finished[2]["tool"] == "team_members" and finished[2]["ok"] is False
     assert "no team 'finance'; teams: data, platform" in finished[2]["error"]
+    _none_left(marker)
+
+
+def test_the_readmes_csv_and_mcp_line_gives_a_chart_and_an_answer(shipped_servers, models, tmp_path):
+    """README's "Your tools and data": `hierplan run --file examples/data/sales.csv --mcp examples/mcp_servers.json`;
+    the tool's fact and the file's rows meet in one program, which saves the chart (real server, real sandbox)."""
+    path, marker = shipped_servers
+    scripts, _ = models
+    program = ("import pandas as pd, matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+               "df = pd.read_csv('data/sales.csv')\nby = df.groupby('region')['revenue'].sum()\n"
+               "by.plot.bar(); plt.savefig('out/revenue_by_region.png')\nprint(3000 - by['north'])")
+    scripts.append({"planner": [plan_json(["revenue_target", "python"])], "tool_step": ['{"region": "north"}'],
+                    "python_step": [program], "aggregator": ["The north region needs 650 more."]})
+    db = str(tmp_path / "runs.sqlite")
+    code, out, err = cli("run", "--file", "examples/data/sales.csv", "--mcp", str(path), "--db", db, "--json",
+                         "--run-id", "north", "How much revenue does the north region still need to reach its "
+                         "revenue target? Save a bar chart of the revenue by region.")
+    assert code == 0, err
+    finished = {e["step_id"]: e for e in events(out) if e["event"] == "step_finished"}
+    assert finished[1]["tool_result"] == "The north region's revenue target this year: 3000"
+    assert finished[2]["ok"] and finished[2]["output"] == "650"  # 3000 - 2350, the file's north revenue
+    assert [a["name"] for a in finished[2]["artifacts"]] == ["revenue_by_region.png"]
+    code, out, err = cli("show", "north", "--db", db, "--artifacts", str(tmp_path / "charts"))
+    assert code == 0, err
+    assert (tmp_path / "charts" / "step-2" / "revenue_by_region.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     _none_left(marker)
