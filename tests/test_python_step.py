@@ -53,7 +53,7 @@ def test_runtime_error_is_shown_to_the_model_with_the_code():
 
 def test_a_step_that_keeps_failing_is_recorded_as_failed_with_every_attempt():
     timeouts = [FakeExecution(False, "", "timed out after 30 s", "timeout")] * (MAX_CODE_REPAIRS + 1)
-    model, runner, result = run_step(["while True: pass"] * 3, timeouts)
+    model, runner, result = run_step([f"while True: x = {i}" for i in range(MAX_CODE_REPAIRS + 1)], timeouts)
     assert result["ok"] is False
     assert result["error"] == "timed out after 30 s"
     assert result["output"].startswith("Python step failed")
@@ -105,6 +105,14 @@ def test_the_code_that_ran_is_the_code_recorded():
     _, runner, result = run_step(["```python\nanswer = 2 + 3\n```"], [FakeExecution(True, "5\n")])
     assert runner.seen == ["answer = 2 + 3\nprint(answer)"]
     assert result["ok"] is True and result["code"] == "answer = 2 + 3\nprint(answer)"
+
+
+def test_a_repair_that_sends_a_failed_program_back_ends_the_repairs_without_running_it():
+    model, runner, result = run_step(["print(1/0)", "x = 1\nprint(1/0)", "print(1/0)", "print(5)"],
+                                     [FakeExecution(False, "", "ZeroDivisionError", "error")] * 2
+                                     + [FakeExecution(True, "5\n")], max_repairs=3)
+    assert runner.seen == ["print(1/0)", "x = 1\nprint(1/0)"]  # the third program is the first one again
+    assert result["ok"] is False and len(result["attempts"]) == 2 and model.count("python_step") == 3
 
 
 def test_repairs_can_be_turned_off():
@@ -186,7 +194,7 @@ def test_repairs_sample_warmer_than_the_first_try(monkeypatch):
         return invoke_model(model, messages, sampling, **kwargs)
 
     monkeypatch.setattr(python_step, "invoke_model", recording)
-    run_step(["print(2 +", "print(2 +", "print(5)"], [FakeExecution(True, "5\n")])
+    run_step(["print(2 +", "print(2 + )", "print(5)"], [FakeExecution(True, "5\n")])
     assert temperatures == [SamplingConfig().code.temperature] + [WARM_TEMPERATURE] * 2
     temperatures.clear()
     hot = SamplingConfig().with_overrides(temperature=0.9)

@@ -173,7 +173,9 @@ def step_artifacts(res: Any, results: Sequence[ResultDict]) -> tuple[list, list[
 def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeRunner = default_runner):
     """A failing program (a syntax error, an exception, a timeout, no output) is shown to the model with its
     code, up to the run's ``max_repairs`` times; repairs sample warmer (config.WARM_TEMPERATURE), since at
-    the code temperature the small model mostly sent the failed program back unchanged."""
+    the code temperature the small model mostly sent the failed program back unchanged. A repair that still sends
+    back a program that already failed ends the repairs: it is not run again (tools15: one step's three attempts
+    were one program, and its replan's three more)."""
     examples = code_example_turns()
 
     def python_step(payload: StepPayload, runtime: Runtime[RunOptions]) -> AgentState:
@@ -201,7 +203,13 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
             text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
                                       node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no))
             calls.append(call)
-            attempt, res = run_with_outputs(strip_code_fences(text), run_code, earlier, data)
+            code = strip_code_fences(text)
+            if attempt_no and any(code == a.code for a in attempts):
+                # sent back unchanged: it fails as it did, and asking again mostly gets the same program again
+                emit("code_attempt", step_id=step["id"], attempt=attempt_no + 1, ok=False, repeated=True,
+                     error="the repair repeated a program that failed", exit_reason="repeated")
+                break
+            attempt, res = run_with_outputs(code, run_code, earlier, data)
             attempts.append(attempt)
             emit("code_attempt", step_id=step["id"], attempt=attempt_no + 1, ok=attempt.ok, error=attempt.error,
                  exit_reason=attempt.exit_reason)
