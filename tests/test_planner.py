@@ -125,9 +125,8 @@ def test_a_one_step_plan_is_valid_and_the_budget_lets_a_plan_of_every_allowed_le
 def test_the_worked_examples_show_one_program_for_a_quantity_and_a_step_per_part_for_writing():
     numeric = [plan["steps"] for _, plan in prompts.PLANNER_EXAMPLES["numeric"]]
     assert all(len(steps) == 1 and steps[0]["tool"] == "python" for steps in numeric)
-    writing = [[s["title"] for s in plan["steps"]] for _, plan in prompts.PLANNER_EXAMPLES["writing"]]
-    # one piece: its key points, then a draft (the answer revises it); a task with parts: a step per part
-    assert writing[:2] == [["Key points", "Draft"]] * 2 and len(writing[2]) >= 3
+    writing = [len(plan["steps"]) for _, plan in prompts.PLANNER_EXAMPLES["writing"]]
+    assert min(writing) == 1 and max(writing) >= 3
 
 
 def test_draft_bounds_are_tighter_than_plan_bounds():

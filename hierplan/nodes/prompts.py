@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 PLANNER_SYSTEM = """You are a planner. Break the user's task into the steps it needs, each one a real part of the work.
-A question one program answers is one python step. One piece of writing (a letter, an essay, a story, a poem, a post), however long and whatever rules it must follow, is two llm steps: its key points, then a draft that follows the task's rules; the final answer revises the draft. A task with distinct parts (a plan, a project, a checklist across several areas) gets 3 to 8 steps, one per part, each saying concretely what to write or compute. A step the task already answers is not a step, and no step only restates earlier results: the final answer does that.
+A question one program answers is one python step. One piece of writing (a letter, an essay, a story, a poem, a post), however long and whatever rules it must follow, is one llm step. A task with distinct parts (a plan, a project, a checklist across several areas) gets 3 to 8 steps, one per part, each saying concretely what to write or compute. A step the task already answers is not a step, and no step only restates earlier results: the final answer does that.
 Reply with one JSON object only, in this shape:
 {"goal": "...", "assumptions": ["..."], "steps": [{"id": 1, "title": "...", "instruction": "...", "tool": "llm", "expected_output": "..."}]}
 Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs calculation or code to run, "llm" for writing or reasoning, "none" when no tool is needed. Keep every text short."""
@@ -14,13 +14,12 @@ Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs cal
 # asking for a quantity is one program, however many parts it has (on the dev set, plans that split it over
 # several steps lost values between steps and cost a program each; steps that only presented the number cost
 # planning tokens for nothing); a short piece of writing is one step, and a task with distinct parts one step per
-# part, each one's instruction naming what that part must contain. One piece of writing, with rules about its form
-# or not, is two steps, its key points and a draft, which the final answer revises (check_instructions and the
-# reviser hold it to the task's rules): split into sections, each step wrote its section in full and the answer
-# wrote the piece again (IFEval prompts 241-481: 4-8 steps, 6.5x the model alone's time on the first 6); as one
-# step left to the answer, it lost the material: 13/30 on IFEval validate prompts where key points, a draft and a
-# polish (the 3-step plans of commit b3c839a) had 18/30 (docs/eval.md). Two steps keep the points and the draft
-# and leave the polish to the answer.
+# part, each one's instruction naming what that part must contain. One piece of writing with rules about its form
+# is one step too: split into sections, each step wrote its section in full and the answer wrote the piece again
+# (IFEval prompts 241-481: 4-8 steps and 6.5x the model alone's time on the first 6, docs/eval.md), where the rules
+# are the final answer's to follow (check_instructions, reviser). Two steps, key points then a draft the answer
+# revises, were tried too: the same 13 of the first 30 IFEval validate prompts as one step, at 4.5x the model
+# alone's time against 3.6x (docs/eval.md), so one step it is.
 CALCULATION_EXAMPLE = (
     "A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
     {"goal": "Tom's change in dollars", "assumptions": ["No tax"], "steps": [
@@ -40,18 +39,15 @@ PLANNER_EXAMPLES: dict[str, tuple[tuple[str, dict], ...]] = {
     "writing": (
         ("Write a short thank-you note to a colleague who helped with a project.",
          {"goal": "A short, warm thank-you note", "assumptions": ["The name is unknown"], "steps": [
-             {"id": 1, "title": "Key points", "instruction": "List what the colleague did and why it mattered.",
-              "tool": "llm", "expected_output": "Two or three points", "depends_on": []},
-             {"id": 2, "title": "Draft", "instruction": "Three to five warm sentences from the key points, ending "
-              "with thanks.", "tool": "llm", "expected_output": "The draft note", "depends_on": [1]}]}),
+             {"id": 1, "title": "Write the note",
+              "instruction": "Three to five warm sentences: what the colleague did, why it mattered, thanks.",
+              "tool": "llm", "expected_output": "The note", "depends_on": []}]}),
         ("Write a 300-word blog post about keeping houseplants alive in winter. Give it a title in double angular "
          "brackets and do not use any commas.",
          {"goal": "A 300-word post on houseplants in winter", "assumptions": ["Readers are beginners"], "steps": [
-             {"id": 1, "title": "Key points", "instruction": "List what beginners must know about light, watering "
-              "and warmth in winter.", "tool": "llm", "expected_output": "Four or five points", "depends_on": []},
-             {"id": 2, "title": "Draft", "instruction": "About 300 words from the key points; a title in double "
-              "angular brackets; no commas.", "tool": "llm", "expected_output": "The draft post",
-              "depends_on": [1]}]}),
+             {"id": 1, "title": "Write the post",
+              "instruction": "About 300 words on light, watering and warmth in winter; a title in double angular "
+              "brackets; no commas.", "tool": "llm", "expected_output": "The post", "depends_on": []}]}),
         ("Plan the first week of a new backend developer in a team of five.",
          {"goal": "A day-by-day first week a team lead can follow", "assumptions": ["The team uses Git and CI"],
           "steps": [
