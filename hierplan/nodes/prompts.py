@@ -18,8 +18,7 @@ Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs cal
 # is one step too: split into sections, each step wrote its section in full and the answer wrote the piece again
 # (IFEval prompts 241-481: 4-8 steps and 6.5x the model alone's time on the first 6, docs/eval.md), where the rules
 # are the final answer's to follow (check_instructions, reviser). Two steps, key points then a draft the answer
-# revises, were tried too: the same 13 of the first 30 IFEval validate prompts as one step, at 4.5x the model
-# alone's time against 3.6x (docs/eval.md), so one step it is.
+# revises, were tried too: no better than one step on the same prompts, and slower (docs/eval.md).
 CALCULATION_EXAMPLE = (
     "A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
     {"goal": "Tom's change in dollars", "assumptions": ["No tax"], "steps": [
