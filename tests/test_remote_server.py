@@ -131,8 +131,9 @@ def test_a_whole_run_plans_on_the_server_and_survives_it_stopping_mid_run(instal
         sampling = SamplingConfig(seed=3).with_overrides(max_new_tokens=STEP_TOKENS)
         sampling = replace(sampling, planner=replace(sampling.planner, max_new_tokens=PLAN_TOKENS))
         # No replan: a failed step of the 135M would revise the plan, and this test checks that resume keeps it.
+        # explain: the answer is the aggregator's, streamed token by token, even when a vote decided a number
         graph = build_graph(chat, open_checkpointer(str(tmp_path / "runs.sqlite")), max_repairs=0, max_replans=0,
-                            sampling=sampling)
+                            sampling=sampling, explain=True)
         config = {"configurable": {"thread_id": "remote-1"}}
         with pytest.raises(RemoteModelError, match="connection refused"):
             for mode, chunk in graph.stream({"task": TASK}, config, stream_mode=["updates", "custom"]):

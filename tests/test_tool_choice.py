@@ -131,8 +131,8 @@ def test_the_replanner_decides_only_its_new_steps():
     revision = json.dumps({"steps": [step(1, "Divide 12 by 4.", tool="llm")]})
     model = ScriptedChatModel(script={"planner": [calc_plan()], "replanner": [revision]},
                               default={"python_step": "print(1)"})
-    runner = scripted_runner([FakeExecution(False, "", "ValueError: x", "error")] * 3 + [FakeExecution(True, "3\n")])
-    graph = build_graph(model, run_code=runner, constrain=False, max_repairs=2)
+    runner = scripted_runner([FakeExecution(False, "", "ValueError: x", "error"), FakeExecution(True, "3\n")])
+    graph = build_graph(model, run_code=runner, constrain=False, max_repairs=0)
     out = graph.invoke({"task": "Share 12 jars among 4 boxes. How many jars per box?"},
                        {"configurable": {"thread_id": "tr"}})
     new = [s for s in out["plan"]["steps"] if s["id"] > 3]
