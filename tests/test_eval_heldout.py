@@ -6,57 +6,18 @@ from them; and every task loads, its files found, as `hierplan eval` loads it.
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import importlib.util
-import json
 import re
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
-from needs import unavailable
-from hierplan.eval import load_tasks, numbers_equal
-from hierplan.eval.scoring import find_text
+from eval_sets import DATA, EvalSet
+from hierplan.eval import load_tasks
 
-try:
-    # Imported now, under pytest's stderr (a real file), as tests/test_eval_tools.py does.
-    import langchain_mcp_adapters  # noqa: F401
-    import mcp.client.stdio  # noqa: F401
-    MCP_MISSING = None
-except ImportError as exc:
-    MCP_MISSING = f"the heldout10 server needs the mcp extra (pip install 'hierplan[mcp]'): no module {exc.name}"
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "hierplan" / "eval" / "data"
-TASKS = DATA / "heldout10.jsonl"
-FILES = DATA / "heldout10"
-SERVERS = DATA / "heldout10_mcp.json"
+HELDOUT10 = EvalSet("heldout10")
+TASKS, FILES = HELDOUT10.tasks, HELDOUT10.files
 TOOLS = {"member_lookup", "late_fee_rule", "branch_contact"}
-
-
-def task_lines() -> list[dict]:
-    return [json.loads(line) for line in TASKS.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def server_module():
-    """heldout10_server.py as a module (hierplan/eval/data is not a package: the file is a script hierplan starts)."""
-    if MCP_MISSING:
-        unavailable(MCP_MISSING)
-    spec = importlib.util.spec_from_file_location("heldout10_server", DATA / "heldout10_server.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def rows(name: str) -> list[dict]:
-    with (FILES / name).open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def document(name: str):
-    return json.loads((FILES / name).read_text(encoding="utf-8"))
+task_lines, server_module, rows, document = HELDOUT10.lines, HELDOUT10.server, HELDOUT10.rows, HELDOUT10.document
 
 
 # --- the data set cannot drift from its files and its server -------------------------------------------------
@@ -107,18 +68,7 @@ def computed_answers(server) -> dict:
 
 
 def test_every_heldout10_answer_is_what_its_files_and_server_say():
-    server = server_module()
-    lines, tasks = task_lines(), load_tasks(TASKS)
-    computed = computed_answers(server)
-    assert [line["id"] for line in lines] == list(computed)  # a task added without its check fails here
-    for line, task in zip(lines, tasks):
-        value = computed[line["id"]]
-        if isinstance(value, str):
-            assert task.expected_text == value and task.expected is None, line["id"]
-        else:
-            assert task.expected_text is None and numbers_equal(repr(value), task.expected), (line["id"], value)
-        # the question does not give its answer away
-        assert find_text(task.question, str(task.expected_answer)) is None, line["id"]
+    HELDOUT10.check_answers(computed_answers(server_module()))
 
 
 def test_every_heldout10_task_loads_with_its_files():
@@ -130,18 +80,10 @@ def test_every_heldout10_task_loads_with_its_files():
     assert (kinds.count((True, False)), kinds.count((False, True)), kinds.count((True, True))) == (4, 4, 2)
     assert all(set(t.needs_tools) <= TOOLS for t in tasks)
     assert sum(t.expected_text is not None for t in tasks) == 2  # two named answers, the rest numbers
-    for task, line in zip(tasks, lines):
-        assert task.expected_answer is not None, line["id"]
-        assert [f["name"] for f in task.files] == [Path(p).name for p in line.get("files", [])]
-        for record, path in zip(task.files, line.get("files", [])):
-            data = (DATA / path).read_bytes()
-            assert record["sha256"] == hashlib.sha256(data).hexdigest() and len(data) < 4096  # tens of rows
+    assert all(task.expected_answer is not None for task in tasks)
+    HELDOUT10.check_files_and_servers(tasks)
     # Held out: nothing shared with tools15's files.
     assert not {p.name for p in FILES.iterdir()} & {p.name for p in (DATA / "tools15").iterdir()}
-    config = json.loads(SERVERS.read_text())
-    [(name, spec)] = config["mcpServers"].items()
-    assert spec["command"] == "python"
-    assert (ROOT / spec["args"][0]).resolve() == (DATA / "heldout10_server.py").resolve()
 
 
 def test_the_heldout10_server_offers_its_three_tools():

@@ -7,9 +7,7 @@ MCP server are real.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -22,51 +20,18 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedChatModel, plan_json
-from helpers import cli, one_line_error, assert_none_left, marked_processes
+from eval_sets import MCP_MISSING, ROOT, EvalSet
+from helpers import cli, one_line_error, assert_none_left
 from needs import unavailable
 from hierplan.errors import UsageError
-from hierplan.eval import load_tasks, numbers_equal
+from hierplan.eval import load_tasks
 from hierplan.eval.scoring import find_text, score_text
 from hierplan.nodes import prompts
 
-try:
-    # Imported now, under pytest's stderr (a real file): mcp's stdio client takes the stderr of the moment it is
-    # first imported as its servers' stderr (tests/test_mcp.py), and capsys's is not a file.
-    import langchain_mcp_adapters  # noqa: F401
-    import mcp.client.stdio  # noqa: F401
-    MCP_MISSING = None
-except ImportError as exc:
-    MCP_MISSING = f"the tools15 server needs the mcp extra (pip install 'hierplan[mcp]'): no module {exc.name}"
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "hierplan" / "eval" / "data"
-TASKS = DATA / "tools15.jsonl"
-FILES = DATA / "tools15"
-SERVERS = DATA / "tools15_mcp.json"
+TOOLS15 = EvalSet("tools15")
+TASKS, FILES, SERVERS = TOOLS15.tasks, TOOLS15.files, TOOLS15.servers
 GONE_WITHIN_S = 5
-
-
-def task_lines() -> list[dict]:
-    return [json.loads(line) for line in TASKS.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def server_module():
-    """tools15_server.py as a module (hierplan/eval/data is not a package: the file is a script hierplan starts)."""
-    if MCP_MISSING:
-        unavailable(MCP_MISSING)
-    spec = importlib.util.spec_from_file_location("tools15_server", DATA / "tools15_server.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def rows(name: str) -> list[dict]:
-    with (FILES / name).open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def document(name: str):
-    return json.loads((FILES / name).read_text(encoding="utf-8"))
+task_lines, server_module, rows, document = TOOLS15.lines, TOOLS15.server, TOOLS15.rows, TOOLS15.document
 
 
 # --- the data set cannot drift from its files and its server -------------------------------------------------
@@ -111,18 +76,7 @@ def computed_answers(server) -> dict:
 
 
 def test_every_tools15_answer_is_what_its_files_and_server_say():
-    server = server_module()
-    lines, tasks = task_lines(), load_tasks(TASKS)  # load_tasks reads and checks every task's files
-    computed = computed_answers(server)
-    assert [line["id"] for line in lines] == list(computed)  # a task added without its check fails here
-    for line, task in zip(lines, tasks):
-        value = computed[line["id"]]
-        if isinstance(value, str):
-            assert task.expected_text == value and task.expected is None, line["id"]
-        else:
-            assert task.expected_text is None and numbers_equal(repr(value), task.expected), (line["id"], value)
-        # the question does not give its answer away
-        assert find_text(task.question, str(task.expected_answer)) is None, line["id"]
+    TOOLS15.check_answers(computed_answers(server_module()))
 
 
 def test_tools15_mixes_files_and_tools_and_names_only_the_servers_tools():
@@ -136,14 +90,7 @@ def test_tools15_mixes_files_and_tools_and_names_only_the_servers_tools():
     assert len(tasks) == 15
     assert (kinds.count((True, False)), kinds.count((False, True)), kinds.count((True, True))) == (8, 5, 2)
     assert all(set(t.needs_tools) <= tools for t in tasks)
-    for task, line in zip(tasks, task_lines()):
-        assert [f["name"] for f in task.files] == [Path(p).name for p in line.get("files", [])]
-        for record, path in zip(task.files, line.get("files", [])):
-            data = (DATA / path).read_bytes()
-            assert record["sha256"] == hashlib.sha256(data).hexdigest() and len(data) < 4096  # tens of rows
-    config = json.loads(SERVERS.read_text())
-    [(name, spec)] = config["mcpServers"].items()
-    assert (ROOT / spec["args"][0]).resolve() == (DATA / "tools15_server.py").resolve()
+    TOOLS15.check_files_and_servers(tasks)
 
 
 def test_the_servers_tools_refuse_what_they_do_not_know():
