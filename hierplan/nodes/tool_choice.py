@@ -16,7 +16,7 @@ from hierplan.rules.tools import choose_tools
 def make_tool_choice(registered: Collection[str] | Mapping[str, str] = ()):
     """The node, for a graph with these registered tools: their names, or each name with its description (the
     rule reads a tool's description to tell tools apart, rules.tools rule 7)."""
-    names = dict(registered) if isinstance(registered, Mapping) else {name: "" for name in registered}
+    names = dict(registered) if isinstance(registered, Mapping) else tuple(registered)  # as choose_tools takes them
 
     def tool_choice(state: AgentState) -> AgentState:
         files = [f["name"] for f in state.get("files") or []]

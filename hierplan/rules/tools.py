@@ -54,7 +54,7 @@ the rule only chooses among python, llm and none, and rule 3 only picks among th
 from __future__ import annotations
 
 import re
-from typing import Any, Collection
+from typing import Any, Collection, Mapping
 
 from hierplan.rules.kind import NUMBER_RE, NUMERIC, TaskKind
 from hierplan.config import MAX_STEPS
@@ -138,17 +138,24 @@ def decide(step: dict[str, Any], numeric: bool) -> tuple[str, str]:
     return "llm", "writing or reasoning: the task asks for no quantity"
 
 
+def named_file(step: dict[str, Any], files: Collection[str]) -> str | None:
+    """The first of the user's ``files`` the step names (its name, or its name without the extension), else None."""
+    text = _text(step)
+    for name in files:
+        base = name.rsplit(".", 1)[0]
+        if name.lower() in text.lower() or (len(base) > 2 and re.search(rf"\b{re.escape(base)}\b", text, re.I)):
+            return name
+    return None
+
+
 def reads_files(step: dict[str, Any], files: Collection[str]) -> str | None:
     """Rule 5: what in the step says it reads the user's ``files`` (a file's name, or a word such as csv), else
     None; always None without files."""
     if not files:
         return None
-    text = _text(step)
-    for name in files:
-        stem = name.rsplit(".", 1)[0]
-        if name.lower() in text.lower() or (len(stem) > 2 and re.search(rf"\b{re.escape(stem)}\b", text, re.I)):
-            return name
-    match = FILE_WORDS_RE.search(text)
+    if name := named_file(step, files):
+        return name
+    match = FILE_WORDS_RE.search(_text(step))
     return f"'{match.group(0)}'" if match else None
 
 
@@ -222,7 +229,7 @@ def check_registered(step: dict[str, Any], steps: list[dict[str, Any]], descript
     planned = step["tool"]
     own = {planned: descriptions[planned]}
     named_by_step = tool_named_by_words(step, own)
-    if files and not named_by_step and (which := reads_files(step, files)) and not which.startswith("'"):
+    if not named_by_step and (which := named_file(step, files)):
         return "python", FILE_NOT_TOOL_REASON.format(which=which)
     named = tool_named_by_words(step, descriptions)
     if named and named[0] != planned and not named_by_step:
@@ -235,7 +242,7 @@ def check_registered(step: dict[str, Any], steps: list[dict[str, Any]], descript
     return planned, REGISTERED_REASON.format(tool=planned)
 
 
-def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[str] | dict[str, str] = (),
+def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[str] | Mapping[str, str] = (),
                  files: Collection[str] = (), task: str = "") -> dict[str, Any]:
     """The plan with every undecided step's ``tool`` and ``tool_reason`` set by the rule (a new dict).
 
@@ -243,7 +250,7 @@ def choose_tools(plan: dict[str, Any], kind: TaskKind, registered: Collection[st
     the ``registered`` tools keeps its tool, with a reason saying so, unless its words name another (rule 7).
     ``registered``: the registered tools' names, or a mapping of each name to its description (rule 7 reads
     them). ``files``: the names of the user's files the run has (rule 5). ``task``: the task's words (rule 7c)."""
-    descriptions = dict(registered) if isinstance(registered, dict) else {name: "" for name in registered}
+    descriptions = dict(registered) if isinstance(registered, Mapping) else {name: "" for name in registered}
     numeric = kind == NUMERIC
     steps = [dict(s) for s in plan.get("steps") or []]
     undecided = []
