@@ -56,11 +56,11 @@ def plan():
         {"id": 3, "title": "Answer", "instruction": "State the change.", "tool": "llm"}]})
 
 
-def run(final: str):
+def run(final: str, explain: bool = True):
     model = ScriptedChatModel(script={"planner": [plan()], "aggregator": [final]},
                               default={"python_step": "print(1)"})
     graph = build_graph(model, run_code=scripted_runner([FakeExecution(True, "6\n"), FakeExecution(True, "4\n")]),
-                        constrain=False, parallel=False, explain=True)  # the aggregator model writes the answer
+                        constrain=False, parallel=False, explain=explain)  # explain: the aggregator writes it
     return model, graph.invoke({"task": TASK}, {"configurable": {"thread_id": "ac"}})
 
 
@@ -108,3 +108,25 @@ def test_a_writing_task_with_a_program_asks_for_the_reply_itself_with_the_task_l
     assert system == prompts.AGGREGATOR_WRITING_SYSTEM and "Final answer" not in system
     assert user.index("print('class Planner") < user.index("Task: Write a checklist")
     assert user.rstrip().endswith("Write the reply to this task now.") and prompts.COMPUTED_HEADER not in user
+
+
+def test_a_voted_number_is_stated_without_a_model_call_unless_the_run_asks_for_an_explanation():
+    model, out = run("never asked for", explain=False)
+    assert model.count("aggregator") == 0
+    vote = out["vote"]
+    assert out["final"] == (f"Change: {vote['chosen']}. Computed with Python: {vote['agreed']} of {vote['programs']} "
+                            f"independent programs printed it.\nFinal answer: {vote['chosen']}")
+    assert out["answer_check"]["ok"] is True  # the stated number is the computed one
+    model, out = run("Tom gets 4 dollars back.\nFinal answer: 4")
+    assert model.count("aggregator") == 1 and out["final"].startswith("Tom gets 4 dollars back.")
+
+
+def test_a_stated_answer_writes_a_whole_number_as_one_and_ends_on_it():
+    from hierplan.rules.answer import stated_answer
+    from hierplan.rules.numbers import last_number
+
+    text = stated_answer("Tom's change in dollars.", "18.0", 2, 3)
+    assert text == ("Tom's change in dollars: 18. Computed with Python: 2 of 3 independent programs printed it.\n"
+                    "Final answer: 18")
+    assert last_number(stated_answer("Cost of 3 pens", "6.50", 2, 2)) == "6.50"  # not whole: as printed
+    assert stated_answer("", "4", 2, 2).startswith("The answer: 4.")
