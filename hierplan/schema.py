@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from hierplan.config import MAX_STEPS  # there, not here, so that the rules read it without pydantic
+from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS  # there, so the rules read them without pydantic
 
 # A plan has as many steps as its task needs: one for a question one program answers, 3 to 8 for a task with
 # distinct parts (the planner's guidance, prompts.PLANNER_SYSTEM). The schema allows 1..MAX_STEPS (config).
@@ -19,7 +19,6 @@ MAX_GOAL_CHARS = 300
 MAX_ASSUMPTIONS = 6
 MAX_ASSUMPTION_CHARS = 200
 MAX_TITLE_CHARS = 80
-MAX_INSTRUCTION_CHARS = 500
 MAX_EXPECTED_CHARS = 240
 
 Tool = Literal["none", "llm", "python"]

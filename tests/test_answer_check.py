@@ -11,7 +11,8 @@ from hierplan.rules.answer import check_answer
 from hierplan.rules.numbers import restates_in_other_unit
 from hierplan.nodes.context import aggregator_results
 
-TASK = "Pens cost $2 each. Tom buys 3 pens and pays with $10. How much change does he get?"
+# Two questions, so the plan keeps its steps (one question is one program: rules.plan).
+TASK = "Pens cost $2 each. Tom buys 3 pens and pays with $10. What do the pens cost? How much change does he get?"
 
 
 def result(i, tool, output, ok=True, stdout=None):

@@ -119,8 +119,9 @@ def test_the_planner_applies_the_rule_to_the_plan_it_accepts():
     model = ScriptedChatModel(script={"planner": [calc_plan()]}, default={"python_step": "print(17)"})
     runner = scripted_runner([FakeExecution(True, "12\n"), FakeExecution(True, "17\n")])
     graph = build_graph(model, run_code=runner, constrain=False)
-    out = graph.invoke({"task": "A crate holds 3 rows of 4 jars, plus 5 loose jars. How many jars?"},
-                       {"configurable": {"thread_id": "tc"}})
+    # two questions: the plan keeps its steps (one question would be one program, rules.plan)
+    out = graph.invoke({"task": "A crate holds 3 rows of 4 jars, plus 5 loose jars. How many jars are in rows? "
+                                "How many jars in all?"}, {"configurable": {"thread_id": "tc"}})
     assert [s["tool"] for s in out["plan"]["steps"]] == ["python", "python", "none"]
     assert all(s["tool_reason"] for s in out["plan"]["steps"])
     assert [r["tool"] for r in out["results"]] == ["python", "python", "none"]
@@ -133,8 +134,8 @@ def test_the_replanner_decides_only_its_new_steps():
                               default={"python_step": "print(1)"})
     runner = scripted_runner([FakeExecution(False, "", "ValueError: x", "error"), FakeExecution(True, "3\n")])
     graph = build_graph(model, run_code=runner, constrain=False, max_repairs=0)
-    out = graph.invoke({"task": "Share 12 jars among 4 boxes. How many jars per box?"},
-                       {"configurable": {"thread_id": "tr"}})
+    out = graph.invoke({"task": "Share 12 jars among 4 boxes. How many boxes? How many jars per box?"},
+                       {"configurable": {"thread_id": "tr"}})  # two questions: not one program (rules.plan)
     new = [s for s in out["plan"]["steps"] if s["id"] > 3]
     assert [s["tool"] for s in new] == ["python"] and new[0]["tool_reason"].startswith("calculation")
     assert out["results"][-1]["tool"] == "python" and out["results"][-1]["ok"]
@@ -145,7 +146,7 @@ def test_an_edited_plan_keeps_the_tools_the_user_wrote():
     runner = scripted_runner([FakeExecution(True, "12\n")] * 3)
     graph = build_graph(model, run_code=runner, constrain=False, approve=True)
     config = {"configurable": {"thread_id": "te"}}
-    waiting = graph.invoke({"task": "A crate holds 3 rows of 4 jars. How many jars?"}, config)
+    waiting = graph.invoke({"task": "A crate holds 3 rows of 4 jars. How many rows? How many jars?"}, config)
     proposed = waiting["__interrupt__"][0].value["plan"]
     assert [s["tool"] for s in proposed["steps"]] == ["python", "python", "none"]
     edited = json.loads(json.dumps(proposed))

@@ -14,7 +14,8 @@ from hierplan.config import MAX_TIE_BREAKS, WARM_TEMPERATURE
 from hierplan.rules.vote import has_majority, tally
 from hierplan.tools import run_python
 
-TASK = "A pen costs 3 dollars. How many dollars do 7 pens cost?"
+# Two questions, so the plan keeps its steps (one question is one program: rules.plan).
+TASK = "A pen costs 3 dollars. What does one pen cost? How many dollars do 7 pens cost?"
 
 
 def program(value: str) -> str:

@@ -1,6 +1,7 @@
 """The tool_choice node, after the planner and after the replanner: each undecided step's tool by rule
 (rules.tools), with its reason. A step that already has a reason (an earlier decision, a person's edit), or that
-names a registered tool, keeps its tool."""
+names a registered tool, keeps its tool. Then a first plan that splits one numeric question over several steps
+becomes one Python step (rules.plan)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from hierplan.graph.state import AgentState
 from hierplan.options import RunOptions, run_options
+from hierplan.rules.plan import one_program
 from hierplan.rules.tools import choose_tools
 
 
@@ -20,7 +22,11 @@ def make_tool_choice(registered: Collection[str] | Mapping[str, str] = ()):
 
     def tool_choice(state: AgentState) -> AgentState:
         files = [f["name"] for f in state.get("files") or []]
-        return {"plan": choose_tools(state["plan"], state["kind"], names, files, state["task"])}
+        plan = choose_tools(state["plan"], state["kind"], names, files, state["task"])
+        if not state.get("results"):  # a revision replaces steps after some ran: it is never merged
+            decided = [s["id"] for s in state["plan"]["steps"] if s.get("tool_reason")]
+            plan = one_program(plan, state["kind"], state["task"], files, decided)
+        return {"plan": plan}
 
     return tool_choice
 

@@ -1,0 +1,96 @@
+"""A question one program answers is one Python step (hierplan.rules.plan): the rule on plans, and the graph
+running a split plan as one program."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakes import ScriptedChatModel
+from langgraph.checkpoint.memory import InMemorySaver
+
+from hierplan import SamplingConfig, build_graph
+from hierplan.config import MAX_INSTRUCTION_CHARS
+from hierplan.rules.plan import ONE_PROGRAM_PREFIX, one_program
+from hierplan.rules.tools import choose_tools
+from hierplan.tools import run_python
+
+TASK = "Anna sweeps 10 rooms at 3 minutes a room. Billy does 2 loads of laundry at 9 minutes a load and washes " \
+       "dishes at 2 minutes a dish. How many dishes must Billy wash to work as long as Anna?"
+
+
+def step(i, instruction, tool, title=None, expected=""):
+    return {"id": i, "title": title or f"Part {i}", "instruction": instruction, "tool": tool,
+            "expected_output": expected, "depends_on": None}
+
+
+def split_plan(*tools):
+    instructions = ["Compute Anna's minutes", "Compute Billy's laundry minutes.", "The dishes for the rest",
+                    "State the number of dishes."]
+    return {"goal": "The dishes", "assumptions": [], "steps": [
+        step(i, instructions[i - 1], tool, expected=f"result {i}") for i, tool in enumerate(tools, start=1)]}
+
+
+def test_a_numeric_question_split_over_steps_becomes_one_program_with_their_outline():
+    out = one_program(split_plan("python", "python", "llm", "none"), "numeric", TASK)
+    assert len(out["steps"]) == 1
+    one = out["steps"][0]
+    assert one["tool"] == "python" and one["id"] == 1 and one["depends_on"] == []
+    # the working steps' instructions in order, each a sentence; the presenting step ("none") is left out
+    assert one["instruction"] == (ONE_PROGRAM_PREFIX + "Compute Anna's minutes. Then: Compute Billy's laundry "
+                                  "minutes. Then: The dishes for the rest.")
+    assert (one["title"], one["expected_output"]) == ("Part 2", "result 2")  # the last Python step's
+    assert "one question" in one["tool_reason"] and "4 planned steps" in one["tool_reason"]
+    assert out["goal"] == "The dishes"
+
+
+@pytest.mark.parametrize("kind, task, files, decided, tools", [
+    ("writing", TASK, (), (), ("python", "python")),                       # asks for no quantity
+    ("numeric", TASK + " And how many minutes is that?", (), (), ("python", "python")),  # two questions
+    ("numeric", TASK, ("chores.csv",), (), ("python", "python")),         # the user's files
+    ("numeric", TASK, (), (2,), ("python", "python")),                    # a step a person (or a rule) decided
+    ("numeric", TASK, (), (), ("python",)),                               # one step already
+    ("numeric", TASK, (), (), ("llm", "none")),                           # nothing computes
+    ("numeric", TASK, (), (), ("python", "chore_log")),                   # a registered tool's step
+])
+def test_plans_the_rule_leaves_as_they_are(kind, task, files, decided, tools):
+    plan = split_plan(*tools)
+    assert one_program(plan, kind, task, files, decided) is plan
+
+
+def test_the_outline_is_cut_to_the_schemas_instruction_limit_at_a_word():
+    plan = {"goal": "g", "assumptions": [], "steps": [step(i, "word " * 90, "python") for i in (1, 2, 3)]}
+    one = one_program(plan, "numeric", TASK)["steps"][0]
+    assert len(one["instruction"]) <= MAX_INSTRUCTION_CHARS and one["instruction"].endswith("word\u2026")
+
+
+def test_an_outline_already_in_one_program_form_is_not_prefixed_twice():
+    plan = {"goal": "g", "assumptions": [], "steps": [step(1, "In one program: a, then b", "python"),
+                                                      step(2, "In one program: c", "python")]}
+    assert one_program(plan, "numeric", TASK)["steps"][0]["instruction"] == \
+        "In one program: a, then b. Then: c."
+
+
+def test_it_runs_after_the_tool_rule_on_the_tools_that_rule_chose():
+    # the planner named llm for a calculation: the tool rule makes it python, then the plan is one program
+    plan = choose_tools(split_plan("llm", "llm", "python"), "numeric", (), (), TASK)
+    assert [s["tool"] for s in plan["steps"]] == ["python", "python", "llm"]
+    one = one_program(plan, "numeric", TASK)["steps"]
+    assert [s["tool"] for s in one] == ["python"] and one[0]["instruction"].endswith("The dishes for the rest.")
+
+
+def test_the_graph_runs_a_split_question_as_one_program_and_records_why():
+    model = ScriptedChatModel(
+        script={"planner": [json.dumps(split_plan("python", "python", "python", "none"))],
+                "python_step": ["```python\nanna = 10 * 3\nbilly = 2 * 9\nprint((anna - billy) // 2)\n```"]},
+        default={"python_check": "```python\nprint((10 * 3 - 2 * 9) // 2)\n```"})
+    graph = build_graph(model, InMemorySaver(), sampling=SamplingConfig(seed=1), run_code=run_python,
+                        constrain=False)
+    out = graph.invoke({"task": TASK}, {"configurable": {"thread_id": "one"}})
+    assert [s["tool"] for s in out["plan"]["steps"]] == ["python"]
+    assert "one question" in out["plan"]["steps"][0]["tool_reason"]
+    assert [r["step_id"] for r in out["results"]] == [1] and out["results"][0]["output"] == "6"
+    assert model.count("python_step") == 1 and model.count("python_check") == 1
+    asked = [c for c in model.calls if c["node"] == "python_step"][0]["messages"][-1].content
+    assert "Compute Anna's minutes. Then: Compute Billy's laundry minutes." in asked
+    assert out["final"].rstrip().endswith("6")
