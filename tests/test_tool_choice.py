@@ -32,6 +32,9 @@ def step(i, instruction, tool="llm", title=None, expected="", **extra):
     ("A box holds 12 eggs. How many eggs are in 5 boxes?", True),
     ("Tickets cost $8. What is the total cost of three tickets?", True),
     ("Calculate the area of a room that is 4 m by 5 m.", True),
+    ("What is fifteen more than a quarter of 48?", True),        # an expression asked for
+    ("What's 20% of 80?", True),
+    ("What is one of the best books of 2020?", False),         # "one of" is no fraction
     ("Write a 3-day itinerary for Rome.", False),               # numbers, but no quantity asked for
     ("Write a 5-item checklist for a camping trip.", False),
     ("Explain how many hours of sleep teenagers need.", False),  # asks "how many", but holds no number

@@ -32,6 +32,10 @@ QUANTITY_QUESTION_RE = re.compile(
     r"|\bwhat\s+(?:percent|fraction|portion|share)\b"
     r"|\bwhat\s+(?:does|do|did|will)\s+(?:\S+\s+){1,8}?cost\b"  # "What does shipping all of them cost?"
     r"|\b(?:calculate|compute|work\s+out)\b"
+    # "What is fifteen more than a quarter of 48?", "What's 20% of 80?": an expression asked for
+    rf"|\bwhat(?:'s|\s+is|\s+are)\s+(?:(?:\d[\d,.]*|{_NUMBER_WORDS})\s+(?:more|less|fewer|times|plus|minus|"
+    r"divided|multiplied|squared|cubed)\b|(?:a\s+|one\s+)?(?:half|third|quarter|fifth|tenth|\d[\d,.]*\s*%|"
+    r"\d[\d,.]*\s+percent)\s+of\b)"
     rf"|\b(?:what(?:'s|\s+is|\s+was|\s+are|\s+were|\s+will\s+be)|find|determine)\s+(?:the\s+|her\s+|his\s+"
     rf"|their\s+|its\s+|my\s+|our\s+)?(?:\w+\s+){{0,2}}(?:{_QUANTITY_NOUNS})(?:\b|_)",  # amount_eur: a column
     re.IGNORECASE)
