@@ -10,8 +10,8 @@ from fakes import ScriptedChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
 from hierplan import SamplingConfig, build_graph
-from hierplan.config import MAX_INSTRUCTION_CHARS
-from hierplan.rules.plan import ONE_PROGRAM_PREFIX, one_program
+from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS
+from hierplan.rules.plan import ONE_PROGRAM_PREFIX, one_program, step_bound
 from hierplan.rules.tools import choose_tools
 from hierplan.tools import run_python
 
@@ -94,3 +94,61 @@ def test_the_graph_runs_a_split_question_as_one_program_and_records_why():
     asked = [c for c in model.calls if c["node"] == "python_step"][0]["messages"][-1].content
     assert "Compute Anna's minutes. Then: Compute Billy's laundry minutes." in asked
     assert out["final"].rstrip().endswith("6")
+
+
+@pytest.mark.parametrize("kind, task, bound", [
+    ("numeric", TASK, 1),                                                    # one question
+    ("numeric", "A pen costs $3. How much do 2 cost? How much do 7 cost?", MAX_STEPS),  # two questions
+    ("writing", "Write a short story about a lighthouse keeper, in under 200 words.", 1),
+    ("writing", "Compose me a 300+ word essay on winter light.", 1),
+    ("writing", "Write a cover letter for a nursing job. Do not use commas.", 1),
+    ("writing", "Write a checklist for moving house.", MAX_STEPS),           # a task with parts
+    ("writing", "Write a project proposal and a short email announcing it.", MAX_STEPS),
+    ("writing", "Explain how vaccines work.", MAX_STEPS),                    # no piece named: the planner decides
+])
+def test_a_task_one_step_does_gets_a_one_step_plan(kind, task, bound):
+    assert step_bound(kind, task) == bound
+
+
+def test_the_users_files_or_tools_leave_the_planner_free():
+    assert step_bound("numeric", TASK, files=["chores.csv"]) == MAX_STEPS
+    assert step_bound("writing", "Write a poem about rain.", tools=["weather"]) == MAX_STEPS
+
+
+def test_the_demo_task_may_have_several_steps():
+    from hierplan.cli.run_cmd import DEMO_TASK
+
+    assert step_bound("writing", DEMO_TASK) == MAX_STEPS
+
+
+class StructuredRecorder(ScriptedChatModel):
+    """A scripted model that takes structured output and records the schema each structured call asked for."""
+
+    schemas: list = []
+
+    def with_structured_output(self, schema, **kwargs):
+        from langchain_core.runnables import RunnableLambda
+
+        def answer(messages, **sampling):
+            self.schemas.append(schema)
+            reply = self.invoke(messages)
+            return {"raw": reply, "parsed": schema.model_validate_json(reply.content), "parsing_error": None}
+
+        return RunnableLambda(answer)
+
+
+def test_the_planner_is_held_to_one_step_for_a_task_one_step_does():
+    one = json.dumps({"goal": "The dishes", "assumptions": [], "steps": [step(1, "In one program: all of it.",
+                                                                             "python")]})
+    model = StructuredRecorder(script={"planner": [one]},
+                               default={"python_step": "```python\nprint(6)\n```",
+                                        "python_check": "```python\nprint(6)\n```"})
+    model.schemas = []
+    graph = build_graph(model, InMemorySaver(), run_code=run_python)
+    out = graph.invoke({"task": TASK}, {"configurable": {"thread_id": "bound"}})
+    assert out["final"].rstrip().endswith("6")
+    schema = model.schemas[0]
+    assert schema.model_json_schema()["properties"]["steps"]["maxItems"] == 1
+    two = {"goal": "g", "assumptions": [], "steps": [step(1, "a", "python"), step(2, "b", "python")]}
+    with pytest.raises(Exception):
+        schema.model_validate(two)

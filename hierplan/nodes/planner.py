@@ -12,7 +12,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from hierplan.config import RETRY_TEMPERATURE, SamplingConfig
+from hierplan.config import MAX_STEPS, RETRY_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, PlanFailureDict
 from hierplan.nodes import prompts
 from hierplan.nodes.context import files_note, tools_offered
@@ -21,6 +21,7 @@ from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import WRITING
+from hierplan.rules.plan import step_bound
 from hierplan.tools.files import preview
 from hierplan.schema import BUILTIN_TOOLS, MAX_GOAL_CHARS, Plan, Revision, Step, plan_models, short_error
 
@@ -87,16 +88,20 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
         options = run_options(runtime.context)
         sampling = options.sampling(base)
         task = state["task"]
-        shown = examples[state.get("kind") or WRITING, bool(state.get("files"))]
+        kind = state.get("kind") or WRITING
+        shown = examples[kind, bool(state.get("files"))]
+        # a task one step does is planned under a one-step grammar (rules.plan): the model cannot split it
+        one_step = step_bound(kind, task, [f["name"] for f in state.get("files") or []], names) == 1
         failures: list[PlanFailureDict] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task) + files_note(state.get("files") or []) + offered)
         first = None
         if options.constrain:
             got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *shown, user],
-                                    sampling.planner, models.draft, node="planner", seed=sampling.seed,
-                                    seed_key=("constrained",),
-                                    on_start=lambda: emit("planning", attempt="constrained"))
+                                    sampling.planner, models.draft_one_step if one_step else models.draft,
+                                    node="planner", seed=sampling.seed, seed_key=("constrained",),
+                                    on_start=lambda: emit("planning", attempt="constrained",
+                                                          max_steps=1 if one_step else MAX_STEPS))
             if got is not None:
                 calls.append(got.call.model_dump())
                 first = (STRUCTURED_SOURCES.get(got.method or "", got.method or "structured"), got.text)
