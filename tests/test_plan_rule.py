@@ -104,7 +104,10 @@ def test_the_graph_runs_a_split_question_as_one_program_and_records_why():
     ("writing", "Write a cover letter for a nursing job. Do not use commas.", 1),
     ("writing", "Write a checklist for moving house.", MAX_STEPS),           # a task with parts
     ("writing", "Write a project proposal and a short email announcing it.", MAX_STEPS),
-    ("writing", "Explain how vaccines work.", MAX_STEPS),                    # no piece named: the planner decides
+    ("writing", "What are the early signs of flu? Answer in lowercase.", 1),  # an answer to a question
+    ("writing", "Explain how vaccines work, in three paragraphs.", 1),
+    ("writing", "Plan the first week of a new developer.", MAX_STEPS),
+    ("writing", "Create a 5 day itinerary for a trip to Lisbon.", MAX_STEPS),
 ])
 def test_a_task_one_step_does_gets_a_one_step_plan(kind, task, bound):
     assert step_bound(kind, task) == bound
@@ -113,6 +116,7 @@ def test_a_task_one_step_does_gets_a_one_step_plan(kind, task, bound):
 def test_the_users_files_or_tools_leave_the_planner_free():
     assert step_bound("numeric", TASK, files=["chores.csv"]) == MAX_STEPS
     assert step_bound("writing", "Write a poem about rain.", tools=["weather"]) == MAX_STEPS
+    assert step_bound("writing", "Summarise notes.txt in a paragraph.", files=["notes.txt"]) == MAX_STEPS
 
 
 def test_the_demo_task_may_have_several_steps():

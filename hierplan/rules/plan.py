@@ -1,9 +1,12 @@
-"""A plan's size, from the task's words: a question one program answers is one Python step, and one piece of
-writing is one step, however many steps the planner would write for them.
+"""A plan's size, from the task's words: a question one program answers is one Python step, and a reply that is
+one piece of writing (a story, a letter, an answer to a question, an explanation) is one step, however many steps
+the planner would write for them; a deliverable with distinct parts (a plan, a checklist, a proposal) gets the
+steps the planner gives it.
 
-The planner is told both (prompts.PLANNER_SYSTEM) and shown one-step examples, yet the embedded 1.5B model still
-splits some word problems into 2-5 steps, a program each, and some stories or letters into 5-8 sections, each
-written in full before the answer writes the piece again. Split, a question's parts lose values between the
+The planner is told so (prompts.PLANNER_SYSTEM) and shown one-step examples, yet the embedded 1.5B model still
+splits some word problems into 2-5 steps, a program each, and stories, letters and answers to a question into
+3-8 sections, each written in full before the answer writes the piece again, at several times the model alone's
+time for no better answer (docs/eval.md). Split, a question's parts lose values between the
 programs, the last program often prints a part of the answer instead of the answer, and every extra step costs a
 model call (docs/eval.md: "Plans sized to the task"). So:
 
@@ -11,8 +14,8 @@ model call (docs/eval.md: "Plans sized to the task"). So:
    writes its goal, assumptions and that step's instruction; schema.OneStepDraftPlan). That is a task, with none
    of the user's files and no registered tools, that
    a. asks for a quantity (rules.kind: numeric) and asks it once (at most one question mark), or
-   b. asks for one piece of writing ("write a story ...", "compose a poem ...": a verb of writing and a kind of
-      piece, PIECE_RE) and names no task with parts (a plan, a checklist, a proposal ...: PARTS_RE).
+   b. asks for no quantity (rules.kind: writing) and names no deliverable with parts (a plan, a checklist, a
+      proposal, an itinerary, a guide, steps ...: PARTS_RE): its reply is one piece of writing.
    Anything else may have up to MAX_STEPS steps, as the planner decides.
 2. ``one_program``, after the tools are chosen (for plans no grammar bounded: a server without structured output,
    the text retry): a first plan that splits a question of 1a over several steps becomes one Python step, when
@@ -32,17 +35,10 @@ from typing import Any, Collection
 from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS
 from hierplan.rules.kind import NUMERIC, TaskKind
 
-# Kinds of one piece of writing (the planner's own list, prompts.PLANNER_SYSTEM, and their near kin).
-PIECES = (r"(?:cover\s+)?letter|e-?mail|note|memo|message|essay|(?:short\s+)?story|poem|haiku|limerick|sonnet|song|"
-          r"rap|jingle|lyrics|(?:blog\s+)?post|tweet|article|ad|advertisement|slogan|tagline|riddle|joke|speech|"
-          r"review|summary|description|bio|biography|pitch|toast|eulogy|paragraph|headline|caption|announcement|"
-          r"invitation|dialogue")
-# "Write a short story ...", "Compose me a 300+ word essay ...": a verb of writing, then one piece of a kind.
-PIECE_RE = re.compile(r"\b(?:write|compose|draft|create|generate|give\s+me|come\s+up\s+with)\s+(?:me\s+|us\s+)?"
-                      r"(?:a|an|one|the)\s+(?:[\w'+-]+\s+){0,5}?(?:" + PIECES + r")\b", re.I)
-# A task with distinct parts, which may take several steps even where it also asks for a piece of writing.
+# A deliverable with distinct parts: a writing task naming one may take several steps.
 PARTS_RE = re.compile(r"\b(?:plans?|planning|checklists?|proposals?|roadmaps?|strateg(?:y|ies)|itinerar(?:y|ies)|"
-                      r"schedules?|curricul(?:um|a)|guide|outline|projects?|steps|phases)\b", re.I)
+                      r"schedules?|agendas?|timelines?|curricul(?:um|a)|guide|outline|projects?|steps|stages|phases)\b",
+                      re.I)
 
 ONE_PROGRAM_PREFIX = "In one program: "
 ONE_PROGRAM_JOIN = " Then: "
@@ -56,9 +52,9 @@ def asks_once(task: str) -> bool:
     return task.count("?") <= 1
 
 
-def one_piece(task: str) -> bool:
-    """The task asks for one piece of writing and names no task with parts (1b)."""
-    return bool(PIECE_RE.search(task)) and not PARTS_RE.search(task)
+def one_reply(task: str) -> bool:
+    """A writing task that names no deliverable with parts (1b)."""
+    return not PARTS_RE.search(task)
 
 
 def step_bound(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()) -> int:
@@ -66,7 +62,7 @@ def step_bound(kind: TaskKind, task: str, files: Collection[str] = (), tools: Co
     ``files``: the user's files the run has; ``tools``: the registered tools' names."""
     if files or tools:
         return MAX_STEPS
-    one = asks_once(task) if kind == NUMERIC else one_piece(task)
+    one = asks_once(task) if kind == NUMERIC else one_reply(task)
     return 1 if one else MAX_STEPS
 
 
