@@ -38,13 +38,14 @@ def run_ids(db, capsys):
 def test_run_prints_plan_steps_and_final(models, db, capsys):
     models[0].append(three_llm_steps())
     # --explain: the aggregator model writes the voted number's answer (a random id may hold "42")
-    assert main(["run", "Compute 6 times 7", "--db", db, "--run-id", "p1", "--explain"]) == 0
+    # two questions: the plan keeps its three steps (one question would be one program, rules.plan)
+    assert main(["run", "What is 6 times 7? And 7 times 6?", "--db", db, "--run-id", "p1", "--explain"]) == 0
     out = capsys.readouterr().out
     for text in ("Plan (model)", "Goal: Do the task", "first answer", "print(6 * 7)", "42", "THE FINAL ANSWER"):
         assert text in out
     assert out.index("Plan (model)") < out.index("first answer") < out.index("42") < out.index("THE FINAL")
     [run] = run_ids(db, capsys)
-    assert run["status"] == "done" and run["task"] == "Compute 6 times 7"
+    assert run["status"] == "done" and run["task"] == "What is 6 times 7? And 7 times 6?"
     assert set(run) >= {"id", "status", "task", "started"}
 
 
@@ -73,7 +74,7 @@ def test_run_json_emits_one_event_per_line(models, db, capsys):
 def test_the_kind_given_decides_the_branch_and_is_shown_by_run_show_and_resume(models, db, capsys):
     scripts, made = models
     scripts.append(three_llm_steps(llm_step=["first answer", RuntimeError("stop here")]))
-    assert main(["run", "Compute", "--kind", "numeric", "--json", "--db", db, "--run-id", "k1"]) == 1
+    assert main(["run", "Compute? And check?", "--kind", "numeric", "--json", "--db", db, "--run-id", "k1"]) == 1
     kinds = [e for e in map(json.loads, capsys.readouterr().out.splitlines()) if e["event"] == "kind"]
     assert kinds == [{"event": "kind", "kind": "numeric", "given": True}]  # "Compute" alone reads as writing
     assert main(["show", "k1", "--db", db]) == 0

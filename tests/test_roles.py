@@ -48,7 +48,9 @@ def test_each_role_calls_its_own_model_on_a_numeric_task():
     runner = scripted_runner([FakeExecution(True, "21\n") for _ in range(10)])
     graph = build_graph({"planner": planner, "executor": executor, "aggregator": aggregator}, run_code=runner,
                         constrain=False, explain=True)  # explain: the voted number's answer is the aggregator's
-    out = graph.invoke({"task": NUMERIC_TASK, "kind": "numeric"}, {"configurable": {"thread_id": "n"}})
+    # two questions: the plan keeps its python and llm steps (one question would be one program, rules.plan)
+    out = graph.invoke({"task": NUMERIC_TASK + " What does one pen cost?", "kind": "numeric"},
+                       {"configurable": {"thread_id": "n"}})
     assert nodes(planner) == ["planner"]
     assert set(nodes(executor)) == {"python_step", "llm_step", "python_check"}  # the steps and the checker
     assert nodes(aggregator) == ["aggregator"]

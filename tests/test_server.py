@@ -110,7 +110,9 @@ def test_a_runs_options_may_arrive_as_its_context_and_its_kind_with_its_input(se
 
     state = run(go())
     assert state["next"] == ["approval"] and state["values"]["kind"] == "numeric"
-    assert [s["title"] for s in state["values"]["plan"]["steps"]] == [f"Step {i} (llm)" for i in (1, 2, 3)]
+    # numeric, one question: the three planned steps run as one program (rules.plan); as writing they would stay
+    steps = state["values"]["plan"]["steps"]
+    assert [s["tool"] for s in steps] == ["python"] and "one question" in steps[0]["tool_reason"]
     # (the plan of "scripted-llm", the model the context named)
 
 
