@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS  # there, so the rules read them without pydantic
+from hierplan.config import BUILTIN_TOOLS, MAX_INSTRUCTION_CHARS, MAX_STEPS  # there, read without pydantic too
 
 # A plan has as many steps as its task needs: one for a question one program answers, 3 to 8 for a task with
 # distinct parts (the planner's guidance, prompts.PLANNER_SYSTEM). The schema allows 1..MAX_STEPS (config).
@@ -21,10 +21,9 @@ MAX_ASSUMPTION_CHARS = 200
 MAX_TITLE_CHARS = 80
 MAX_EXPECTED_CHARS = 240
 
-Tool = Literal["none", "llm", "python"]
+Tool = Literal[BUILTIN_TOOLS]  # type: ignore[valid-type]
 """The tools every plan may name; a graph built with registered tools (build_graph's ``tools``) also takes
 their names (plan_models)."""
-BUILTIN_TOOLS: tuple[str, ...] = get_args(Tool)
 # constrained: the local grammar; json_schema | json_object | tool_calling: constrained by a model server.
 PlanSource = Literal["model", "retry", "fallback", "constrained", "json_schema", "json_object", "tool_calling",
                      "edited"]

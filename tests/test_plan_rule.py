@@ -8,6 +8,7 @@ import json
 import pytest
 from fakes import ScriptedChatModel
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import ValidationError
 
 from hierplan import SamplingConfig, build_graph
 from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS
@@ -154,5 +155,5 @@ def test_the_planner_is_held_to_one_step_for_a_task_one_step_does():
     schema = model.schemas[0]
     assert schema.model_json_schema()["properties"]["steps"]["maxItems"] == 1
     two = {"goal": "g", "assumptions": [], "steps": [step(1, "a", "python"), step(2, "b", "python")]}
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         schema.model_validate(two)

@@ -9,6 +9,11 @@ from hierplan.graph.state import AgentState, LlmStepsPayload, PlanDict, ResultDi
 from hierplan.nodes import prompts
 
 
+def file_names(state: AgentState) -> list[str]:
+    """The names of the user's files the run has (none: an empty list)."""
+    return [f["name"] for f in state.get("files") or []]
+
+
 def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
 

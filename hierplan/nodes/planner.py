@@ -12,10 +12,10 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from hierplan.config import MAX_STEPS, RETRY_TEMPERATURE, SamplingConfig
+from hierplan.config import RETRY_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, PlanFailureDict
 from hierplan.nodes import prompts
-from hierplan.nodes.context import files_note, tools_offered
+from hierplan.nodes.context import file_names, files_note, tools_offered
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
@@ -91,17 +91,16 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
         kind = state.get("kind") or WRITING
         shown = examples[kind, bool(state.get("files"))]
         # a task one step does is planned under a one-step grammar (rules.plan): the model cannot split it
-        one_step = step_bound(kind, task, [f["name"] for f in state.get("files") or []], names) == 1
+        bound = step_bound(kind, task, file_names(state), names)
         failures: list[PlanFailureDict] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task) + files_note(state.get("files") or []) + offered)
         first = None
         if options.constrain:
             got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *shown, user],
-                                    sampling.planner, models.draft_one_step if one_step else models.draft,
+                                    sampling.planner, models.draft_one_step if bound == 1 else models.draft,
                                     node="planner", seed=sampling.seed, seed_key=("constrained",),
-                                    on_start=lambda: emit("planning", attempt="constrained",
-                                                          max_steps=1 if one_step else MAX_STEPS))
+                                    on_start=lambda: emit("planning", attempt="constrained", max_steps=bound))
             if got is not None:
                 calls.append(got.call.model_dump())
                 first = (STRUCTURED_SOURCES.get(got.method or "", got.method or "structured"), got.text)

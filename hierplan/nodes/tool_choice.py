@@ -10,6 +10,7 @@ from typing import Collection, Literal, Mapping
 from langgraph.runtime import Runtime
 
 from hierplan.graph.state import AgentState
+from hierplan.nodes.context import file_names
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.plan import one_program
 from hierplan.rules.tools import choose_tools
@@ -21,7 +22,7 @@ def make_tool_choice(registered: Collection[str] | Mapping[str, str] = ()):
     names = dict(registered) if isinstance(registered, Mapping) else tuple(registered)  # as choose_tools takes them
 
     def tool_choice(state: AgentState) -> AgentState:
-        files = [f["name"] for f in state.get("files") or []]
+        files = file_names(state)
         plan = choose_tools(state["plan"], state["kind"], names, files, state["task"])
         if not state.get("results"):  # a revision replaces steps after some ran: it is never merged
             decided = [s["id"] for s in state["plan"]["steps"] if s.get("tool_reason")]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-BUILTIN_TOOLS = ("none", "llm", "python")  # schema.BUILTIN_TOOLS, without importing pydantic here
+from hierplan.config import BUILTIN_TOOLS
 
 
 def describe_model(model: Mapping[str, Any]) -> str:

@@ -4,7 +4,7 @@ Nodes (hierplan.nodes) call them; each has its own tests. Their constants live i
 
 - kind: is a task numeric (asks for a quantity) or writing;
 - tools: which tool a planned step uses;
-- plan: a question one program answers is one Python step;
+- plan: how many steps a task may have (a question, or a reply that is one piece of writing, is one step);
 - instructions: the checkable instructions a task states, and what an answer breaks;
 - vote: the number most programs agree on;
 - numbers: reading and comparing written numbers;

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any, Collection
 
-from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS
+from hierplan.config import BUILTIN_TOOLS, MAX_INSTRUCTION_CHARS, MAX_STEPS
 from hierplan.rules.kind import NUMERIC, TaskKind
 
 # A deliverable with distinct parts: a writing task naming one may take several steps.
@@ -44,7 +44,6 @@ ONE_PROGRAM_PREFIX = "In one program: "
 ONE_PROGRAM_JOIN = " Then: "
 ONE_PROGRAM_REASON = ("the task asks one question: its {n} planned steps run as one program (split, a question's "
                       "parts lose values between programs)")
-BUILTIN = frozenset({"python", "llm", "none"})
 
 
 def asks_once(task: str) -> bool:
@@ -75,7 +74,7 @@ def one_program(plan: dict[str, Any], kind: TaskKind, task: str, files: Collecti
     earlier decision): any of them leaves the plan as it is."""
     steps = plan.get("steps") or []
     if (kind != NUMERIC or files or len(steps) < 2 or not asks_once(task) or decided
-            or any(s.get("tool") not in BUILTIN for s in steps)):
+            or any(s.get("tool") not in BUILTIN_TOOLS for s in steps)):
         return plan
     programs = [s for s in steps if s["tool"] == "python"]
     if not programs:
@@ -91,9 +90,11 @@ def one_program(plan: dict[str, Any], kind: TaskKind, task: str, files: Collecti
 
 
 def _sentence(text: str) -> str:
-    text = " ".join(text.split()).rstrip()
-    if ONE_PROGRAM_PREFIX.strip().lower() in text[:len(ONE_PROGRAM_PREFIX)].lower():
-        text = text[len(ONE_PROGRAM_PREFIX):].lstrip()
+    """One step's instruction as a sentence of the outline, without a "In one program:" of its own."""
+    text = " ".join(text.split())
+    prefix = ONE_PROGRAM_PREFIX.strip()
+    if text.lower().startswith(prefix.lower()):
+        text = text[len(prefix):].lstrip()
     return text if not text or text[-1] in ".!?" else text + "."
 
 
