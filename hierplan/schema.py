@@ -114,7 +114,7 @@ class DraftRevision(Revision):
 
 class OneStepDraftPlan(DraftPlan):
     """A draft plan of exactly one step: what the planner is constrained to for a task that one step does
-    (hierplan.rules.plan.step_bound)."""
+    (hierplan.rules.plan.step_bound). Such a run has no registered tools, so the built-in tool names suffice."""
 
     steps: list[DraftStep] = Field(min_length=1, max_length=1)
 
@@ -130,8 +130,6 @@ class PlanModels:
     draft_revision: type[DraftRevision]
     tools: tuple[str, ...]
     """The registered tools' names (the built-in ones not included)."""
-    draft_one_step: type[DraftPlan] = OneStepDraftPlan
-    """A draft of exactly one step (rules.plan.step_bound)."""
 
 
 @cache
@@ -140,7 +138,7 @@ def plan_models(tools: tuple[str, ...] = ()) -> PlanModels:
     with the step's ``tool`` enum extended, so the local grammar and a server-side schema list the names
     (every other part of the JSON schema is unchanged). No tools: the classes above themselves."""
     if not tools:
-        return PlanModels(Plan, DraftPlan, Revision, DraftRevision, (), OneStepDraftPlan)
+        return PlanModels(Plan, DraftPlan, Revision, DraftRevision, ())
     check_tool_names(tools)
     tool_type = Literal[(*BUILTIN_TOOLS, *tools)]  # type: ignore[valid-type]
     step = create_model("Step", __base__=Step, __doc__=Step.__doc__, tool=(tool_type, ...))
@@ -157,9 +155,7 @@ def plan_models(tools: tuple[str, ...] = ()) -> PlanModels:
                               steps=steps(step, 1, MAX_REVISED_STEPS)),
         draft_revision=create_model("DraftRevision", __base__=DraftRevision, __doc__=DraftRevision.__doc__,
                                     steps=steps(draft_step, 1, MAX_REVISED_STEPS)),
-        tools=tools,
-        draft_one_step=create_model("OneStepDraftPlan", __base__=OneStepDraftPlan, __doc__=OneStepDraftPlan.__doc__,
-                                    steps=steps(draft_step, 1, 1)))
+        tools=tools)
 
 
 def check_tool_names(names: Any) -> None:

@@ -23,7 +23,8 @@ from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import WRITING
 from hierplan.rules.plan import step_bound
 from hierplan.tools.files import preview
-from hierplan.schema import BUILTIN_TOOLS, MAX_GOAL_CHARS, Plan, Revision, Step, plan_models, short_error
+from hierplan.schema import (BUILTIN_TOOLS, MAX_GOAL_CHARS, OneStepDraftPlan, Plan, Revision, Step, plan_models,
+                             short_error)
 
 def fallback_plan(task: str) -> Plan:
     """The original tutorial's fixed plan: analyse, execute, refine, all LLM steps."""
@@ -98,7 +99,7 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
         first = None
         if options.constrain:
             got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *shown, user],
-                                    sampling.planner, models.draft_one_step if bound == 1 else models.draft,
+                                    sampling.planner, OneStepDraftPlan if bound == 1 else models.draft,
                                     node="planner", seed=sampling.seed, seed_key=("constrained",),
                                     on_start=lambda: emit("planning", attempt="constrained", max_steps=bound))
             if got is not None:
