@@ -23,7 +23,9 @@ def node_of(messages: list[BaseMessage]) -> str:
     if system == prompts.PLANNER_RETRY_SYSTEM:
         return "planner_retry"
     if system == prompts.CHECK_SYSTEM:
-        return "python_check"
+        # the plan's one Python step of a numeric task is asked for as the check is, with the plan's outline
+        outline = prompts.PLAN_OUTLINE.split("{")[0]
+        return "python_step" if outline in messages[1].content else "python_check"
     if system.startswith(prompts.CODE_SYSTEM.split("{")[0]):
         return "python_step"
     if system in (prompts.AGGREGATOR_SYSTEM, prompts.AGGREGATOR_WRITING_SYSTEM):

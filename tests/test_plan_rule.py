@@ -12,7 +12,9 @@ from pydantic import ValidationError
 
 from hierplan import SamplingConfig, build_graph
 from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS
-from hierplan.rules.plan import ONE_PROGRAM_PREFIX, one_program, step_bound
+from hierplan.nodes import prompts
+from hierplan.nodes.checker import check_messages
+from hierplan.rules.plan import ONE_PROGRAM_PREFIX, one_program, step_bound, whole_task_step
 from hierplan.rules.tools import choose_tools
 from hierplan.tools import run_python
 
@@ -92,9 +94,26 @@ def test_the_graph_runs_a_split_question_as_one_program_and_records_why():
     assert "one question" in out["plan"]["steps"][0]["tool_reason"]
     assert [r["step_id"] for r in out["results"]] == [1] and out["results"][0]["output"] == "6"
     assert model.count("python_step") == 1 and model.count("python_check") == 1
-    asked = [c for c in model.calls if c["node"] == "python_step"][0]["messages"][-1].content
-    assert "Compute Anna's minutes. Then: Compute Billy's laundry minutes." in asked
+    asked = [c for c in model.calls if c["node"] == "python_step"][0]["messages"]
+    assert "Compute Anna's minutes. Then: Compute Billy's laundry minutes." in asked[-1].content
     assert out["final"].rstrip().endswith("6")
+    # The one step does the whole task: asked for as the check is, the plan's outline after the task, so that
+    # the check's request is the beginning of the step's (llama.cpp finds it cached).
+    check = [c for c in model.calls if c["node"] == "python_check"][0]["messages"]
+    assert asked == check_messages(TASK, outline=out["plan"]["steps"][0]["instruction"])
+    assert asked[0] == check[0] and asked[1].content.startswith(check[1].content + prompts.PLAN_OUTLINE[:10])
+
+
+@pytest.mark.parametrize("kind, steps, files, whole", [
+    ("numeric", ["python"], (), True),
+    ("numeric", ["python"], ("sales.csv",), False),  # a program reading files needs the step prompt's notes
+    ("numeric", ["python", "python"], (), False),    # two questions: each step its part
+    ("numeric", ["llm"], (), False),
+    ("writing", ["python"], (), False),
+])
+def test_the_one_python_step_of_a_numeric_plan_is_a_whole_task_program(kind, steps, files, whole):
+    plan = {"steps": [step(i + 1, "Compute it.", tool) for i, tool in enumerate(steps)]}
+    assert whole_task_step(kind, plan, files) is whole
 
 
 @pytest.mark.parametrize("kind, task, bound", [

@@ -25,9 +25,13 @@ from hierplan.rules.text import strip_code_fences
 from hierplan.schema import CodeAttempt
 
 
-def check_messages(task: str) -> list[BaseMessage]:
-    """The request for one program that solves the whole task (system prompt first and fixed: it caches)."""
-    return [SystemMessage(prompts.CHECK_SYSTEM), HumanMessage(prompts.CHECK_USER.format(task=task))]
+def check_messages(task: str, outline: str | None = None) -> list[BaseMessage]:
+    """The request for one program that solves the whole task (system prompt first and fixed: it caches);
+    ``outline``: the plan's instruction, for the plan's one Python step (rules.plan.whole_task_step)."""
+    user = prompts.CHECK_USER.format(task=task)
+    if outline:
+        user += prompts.PLAN_OUTLINE.format(instruction=outline)
+    return [SystemMessage(prompts.CHECK_SYSTEM), HumanMessage(user)]
 
 
 def make_checker(model: BaseChatModel, base: SamplingConfig, run_alone: Callable[[str], CodeAttempt]):

@@ -16,11 +16,13 @@ from langgraph.runtime import Runtime
 from hierplan.config import ARTIFACT_MAX_BYTES, TASK_CONTEXT_CHARS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
+from hierplan.nodes.checker import check_messages
 from hierplan.nodes.context import earlier_programs, files_note, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import NUMERIC
+from hierplan.rules.plan import whole_task_step
 from hierplan.rules.text import strip_code_fences
 from hierplan.schema import CodeAttempt, StepResult
 
@@ -193,9 +195,12 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
 
             request += files_note(files, code=True)
             data = sandbox_data(files)
-        if payload["kind"] == NUMERIC and step["id"] == last_python_step(payload["plan"]):
-            request += prompts.LAST_COMPUTATION  # its number is the task's answer (the vote node checks it)
-        messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
+        if whole_task_step(payload["kind"], payload["plan"], files):
+            messages = check_messages(payload["task"], outline=step["instruction"])
+        else:
+            if payload["kind"] == NUMERIC and step["id"] == last_python_step(payload["plan"]):
+                request += prompts.LAST_COMPUTATION  # its number is the task's answer (the vote node checks it)
+            messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
         attempts: list[CodeAttempt] = []
         calls = []
         repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))

@@ -23,6 +23,10 @@ model call (docs/eval.md: "Plans sized to the task"). So:
    decision) and at least one computes. The one step keeps the instructions of the steps that work (not of those
    that only present the answer) in order, as the outline of its program ("In one program: ... Then: ..."), and
    the last Python step's title and expected output.
+3. ``whole_task_step``, when the step's program is asked for: the one Python step of such a plan does the whole
+   task, so its program is asked for as the check's whole-task program is, with the step's instruction as the
+   plan's outline (nodes.python_step): with the step prompt, the program followed an instruction that named a
+   part of the way and printed that part.
 
 Only the task's and the plan's words and the run's facts are read: nothing here knows any data set.
 """
@@ -87,6 +91,13 @@ def one_program(plan: dict[str, Any], kind: TaskKind, task: str, files: Collecti
               "tool": "python", "expected_output": last.get("expected_output") or "", "depends_on": [],
               "tool_reason": ONE_PROGRAM_REASON.format(n=len(steps))}
     return {**plan, "steps": [merged]}
+
+
+def whole_task_step(kind: TaskKind, plan: dict[str, Any], files: Collection[str] = ()) -> bool:
+    """Rule 3: the plan is one Python step of a numeric task and the run has none of the user's files (a program
+    reading them needs the step prompt's notes on ./data)."""
+    steps = plan.get("steps") or []
+    return kind == NUMERIC and not files and len(steps) == 1 and steps[0].get("tool") == "python"
 
 
 def _sentence(text: str) -> str:
