@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -30,20 +29,15 @@ import vs_model_alone as vs  # noqa: E402  (the baseline and the parts, shared)
 CHECK_NODE = "python_check"
 
 
-def hierplan_record(graph, task) -> dict[str, Any]:
-    """One hierplan task with the vote's numbers and every model call (node, tokens, seconds) in order."""
-    from hierplan.eval.harness import evaluate_task
-
-    thread_id = f"costs-{task.index}"
-    start = time.perf_counter()
-    record = evaluate_task(graph, task, thread_id)
-    seconds = round(time.perf_counter() - start, 3)
-    state = graph.get_state({"configurable": {"thread_id": thread_id}}).values
+def record_task(system: str, task, *, model, graph, seed: int, run_code) -> dict[str, Any]:
+    """One task by one system (vs_model_alone.run_task's record); a hierplan record also keeps the vote's
+    numbers and every model call (node, tokens, seconds) in order, from the run's own state."""
+    record = vs.run_task(system, task, model=model, graph=graph, seed=seed, run_code=run_code, prefix="costs")
+    if system != "hierplan":
+        return record
+    state = graph.get_state({"configurable": {"thread_id": f"costs-{task.index}"}}).values
     calls = [*(c for r in state.get("results") or [] for c in r.get("calls") or []), *(state.get("calls") or [])]
-    vote = state.get("vote") or {}
-    return {"system": "hierplan", "index": task.index, "expected": str(task.expected), "correct": record["correct"],
-            "predicted": record["predicted"], "seconds": seconds, "steps": record["steps"],
-            "answers": vote.get("answers"),
+    return {**record, "expected": str(task.expected), "answers": (state.get("vote") or {}).get("answers"),
             "calls": [{k: c.get(k) for k in ("node", "prompt_tokens", "generated_tokens", "seconds")}
                       for c in calls]}
 
@@ -122,10 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     tasks = load_tasks(vs.GSM8K_TASKS)[vs.PARTS[args.part]]
     tasks = tasks[:args.limit] if args.limit else tasks
     out = Path(args.out)
-    done = {}
-    if out.exists():
-        done = {(r["system"], r["index"]): r for r in map(json.loads, out.read_text().splitlines()) if r}
+    settings = {"bench": "check_costs", "tasks": str(vs.GSM8K_TASKS.resolve()), "seed": args.seed}
+    done = vs.read_done(out, settings)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if not done:
+        out.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
 
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -136,23 +131,15 @@ def main(argv: list[str] | None = None) -> int:
 
     model = load_chat_model(None)
     graph = build_graph(model, InMemorySaver(), sampling=SamplingConfig(seed=args.seed))
-    records = []
-    for position, task in enumerate(tasks):
-        order = ("program", "hierplan") if position % 2 == 0 else ("hierplan", "program")
-        for system in order:
-            record = done.get((system, task.index))
-            if record is None:
-                if system == "program":
-                    body = vs.run_baseline("program", model, task, args.seed, run_python)
-                    record = {"system": "program", "index": task.index, "correct": body["correct"],
-                              "predicted": body["predicted"], "seconds": body["seconds"]}
-                else:
-                    record = hierplan_record(graph, task)
-                with out.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(record) + "\n")
-                print(f"[{task.index}] {system:>8} {record['predicted']} vs {task.expected} "
-                      f"{record['seconds']:.1f}s", file=sys.stderr, flush=True)
-            records.append(record)
+
+    def on_record(record: dict[str, Any]) -> None:
+        with out.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        print(f"[{record['index']}] {record['system']:>8} {record['predicted']} vs {record['expected']} "
+              f"{record['seconds']:.1f}s", file=sys.stderr, flush=True)
+
+    records = vs.run_bench(tasks, ("program", "hierplan"), model=model, graph=graph, seed=args.seed,
+                           run_code=run_python, done=done, on_record=on_record, run_one=record_task)
     print(summary(records))
     return 0
 

@@ -126,9 +126,11 @@ def run_task(system: str, task, *, model, graph, seed: int, run_code, prefix: st
 
 
 def run_bench(tasks, systems, *, model, graph, seed: int, run_code, done: dict | None = None,
-              on_record: Callable[[dict[str, Any]], None] = lambda r: None) -> list[dict[str, Any]]:
+              on_record: Callable[[dict[str, Any]], None] = lambda r: None,
+              run_one: Callable[..., dict[str, Any]] = run_task) -> list[dict[str, Any]]:
     """Every task by every system, the systems' order rotating per task; ``done`` maps (system, index) to
-    records of an earlier run, which are kept instead of rerun."""
+    records of an earlier run, which are kept instead of rerun. ``run_one``: run_task, or another bench's
+    record of one task (bench/check_costs.py)."""
     done = dict(done or {})
     records = []
     for position, task in enumerate(tasks):
@@ -136,7 +138,7 @@ def run_bench(tasks, systems, *, model, graph, seed: int, run_code, done: dict |
         for system in (*systems[shift:], *systems[:shift]):
             record = done.get((system, task.index))
             if record is None:
-                record = run_task(system, task, model=model, graph=graph, seed=seed, run_code=run_code)
+                record = run_one(system, task, model=model, graph=graph, seed=seed, run_code=run_code)
                 on_record(record)
             records.append(record)
     return records

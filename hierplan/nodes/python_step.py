@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from hierplan.config import ARTIFACT_MAX_BYTES, TASK_CONTEXT_CHARS, WARM_TEMPERATURE, SamplingConfig
@@ -128,6 +128,21 @@ def code_request(task: str, results: list[ResultDict], step: StepDict) -> str:
                                     step=step_request(results, step, programs=True))
 
 
+def step_messages(payload: StepPayload, files: Sequence[Any], examples: list) -> list[BaseMessage]:
+    """The request for a step's program. A numeric plan's one Python step does the whole task: it is asked for
+    as the check's program, with the step's instruction as the plan's outline (rules.plan.whole_task_step). Any
+    other gets the step prompt, its worked examples, the earlier results and the user's files."""
+    step = payload["step"]
+    if whole_task_step(payload["kind"], payload["plan"], files):
+        return check_messages(payload["task"], outline=step["instruction"])
+    request = code_request(payload["task"], prior_results(payload, step), step)
+    if files:
+        request += files_note(files, code=True)
+    if payload["kind"] == NUMERIC and step["id"] == last_python_step(payload["plan"]):
+        request += prompts.LAST_COMPUTATION  # its number is the task's answer (the vote node checks it)
+    return [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
+
+
 def code_example_turns() -> list:
     """prompts.CODE_EXAMPLES as earlier chat turns, in exactly the form a real step's request takes."""
     turns: list = []
@@ -187,20 +202,13 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
         emit("steps_started", step_ids=[step["id"]], tool="python", batch=1)
         start = time.perf_counter()
         earlier = earlier_programs(payload["results"], payload["plan"], step)
-        request = code_request(payload["task"], prior_results(payload, step), step)
         files = payload.get("files") or []
         data = None
         if files:
             from hierplan.tools.files import sandbox_data
 
-            request += files_note(files, code=True)
             data = sandbox_data(files)
-        if whole_task_step(payload["kind"], payload["plan"], files):
-            messages = check_messages(payload["task"], outline=step["instruction"])
-        else:
-            if payload["kind"] == NUMERIC and step["id"] == last_python_step(payload["plan"]):
-                request += prompts.LAST_COMPUTATION  # its number is the task's answer (the vote node checks it)
-            messages = [SystemMessage(prompts.CODE_SYSTEM), *examples, HumanMessage(request)]
+        messages = step_messages(payload, files, examples)
         attempts: list[CodeAttempt] = []
         calls = []
         repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
