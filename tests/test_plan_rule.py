@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from hierplan import SamplingConfig, build_graph
 from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS
 from hierplan.nodes import prompts
-from hierplan.nodes.checker import check_messages
 from hierplan.rules.plan import ONE_PROGRAM_PREFIX, one_program, step_bound, whole_task_step
 from hierplan.rules.tools import choose_tools
 from hierplan.tools import run_python
@@ -100,7 +99,8 @@ def test_the_graph_runs_a_split_question_as_one_program_and_records_why():
     # The one step does the whole task: asked for as the check is, the plan's outline after the task, so that
     # the check's request is the beginning of the step's (llama.cpp finds it cached).
     check = [c for c in model.calls if c["node"] == "python_check"][0]["messages"]
-    assert asked == check_messages(TASK, outline=out["plan"]["steps"][0]["instruction"])
+    outline = out["plan"]["steps"][0]["instruction"]
+    assert [m.content for m in asked] == [prompts.CHECK_SYSTEM, f"Task: {TASK}\nThe plan's outline: {outline}"]
     assert asked[0] == check[0] and asked[1].content.startswith(check[1].content + prompts.PLAN_OUTLINE[:10])
 
 
