@@ -157,7 +157,8 @@ def summarize_system(records: list[dict[str, Any]]) -> dict[str, Any]:
     checked = [r for r in records if r.get("correct") is not None]
     correct = sum(1 for r in checked if r["correct"])
     counted = [r["generated_tokens"] for r in records if r.get("generated_tokens") is not None]
-    planned = [r for r in records if r.get("plan_source") is not None]
+    # a plan written by rule asked the model for nothing (plan_valid_first_pass None): model plans only
+    planned = [r for r in records if r.get("plan_valid_first_pass") is not None]
     met = sum(r.get("requirements_met") or 0 for r in records)
     required = sum(r.get("requirements_total") or 0 for r in records)
     return {

@@ -11,6 +11,8 @@ MAX_STEPS = 8
 """A plan has at most this many steps: the plan schema's bound (hierplan.schema), read by the rules too."""
 MAX_INSTRUCTION_CHARS = 500
 """A step's instruction is at most this long: the plan schema's bound, read by the rules too (rules.plan)."""
+MAX_GOAL_CHARS = 300
+"""A plan's goal is at most this long: the plan schema's bound, read by the rules too (rules.plan)."""
 BUILTIN_TOOLS: tuple[str, ...] = ("none", "llm", "python")
 """The tools every plan may name (schema.Tool), here so that code without pydantic reads them too."""
 

@@ -9,13 +9,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from hierplan.config import BUILTIN_TOOLS, MAX_INSTRUCTION_CHARS, MAX_STEPS  # there, read without pydantic too
+from hierplan.config import BUILTIN_TOOLS, MAX_GOAL_CHARS, MAX_INSTRUCTION_CHARS, MAX_STEPS  # there, read without pydantic too
 
 # A plan has as many steps as its task needs: one for a question one program answers, 3 to 8 for a task with
 # distinct parts (the planner's guidance, prompts.PLANNER_SYSTEM). The schema allows 1..MAX_STEPS (config).
 MIN_STEPS = 1
 # Bounds keep a small model from rambling into max_new_tokens while writing a plan.
-MAX_GOAL_CHARS = 300
 MAX_ASSUMPTIONS = 6
 MAX_ASSUMPTION_CHARS = 200
 MAX_TITLE_CHARS = 80
@@ -24,9 +23,10 @@ MAX_EXPECTED_CHARS = 240
 Tool = Literal[BUILTIN_TOOLS]  # type: ignore[valid-type]
 """The tools every plan may name; a graph built with registered tools (build_graph's ``tools``) also takes
 their names (plan_models)."""
-# constrained: the local grammar; json_schema | json_object | tool_calling: constrained by a model server.
+# constrained: the local grammar; json_schema | json_object | tool_calling: constrained by a model server; rule: written
+# by rules.plan without a model (a question one program answers).
 PlanSource = Literal["model", "retry", "fallback", "constrained", "json_schema", "json_object", "tool_calling",
-                     "edited"]
+                     "edited", "rule"]
 MAX_REVISED_STEPS = 4
 
 

@@ -15,15 +15,18 @@ from pydantic import Field
 from hierplan.nodes import prompts
 
 
-def node_of(messages: list[BaseMessage]) -> str:
-    """Which node sent these messages, read from its system prompt."""
+def node_of(messages: list[BaseMessage], graph_node: str | None = None) -> str:
+    """Which node sent these messages, read from its system prompt; ``graph_node``: the LangGraph node the call
+    came from (its run metadata), which tells a whole-task step from the check when their requests are equal."""
     system = messages[0].content
     if system == prompts.PLANNER_SYSTEM:
         return "planner"
     if system == prompts.PLANNER_RETRY_SYSTEM:
         return "planner_retry"
     if system == prompts.CHECK_SYSTEM:
-        # the plan's one Python step of a numeric task is asked for as the check is, with the plan's outline
+        # the plan's one Python step of a numeric task is asked for as the check is (with a written plan's outline)
+        if graph_node is not None:
+            return "python_step" if graph_node == "python_step" else "python_check"
         outline = prompts.PLAN_OUTLINE.split("{")[0]
         return "python_step" if outline in messages[1].content else "python_check"
     if system.startswith(prompts.CODE_SYSTEM.split("{")[0]):
@@ -52,7 +55,7 @@ class ScriptedChatModel(BaseChatModel):
         return "scripted-fake"
 
     def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs) -> ChatResult:
-        node = node_of(messages)
+        node = node_of(messages, ((run_manager and run_manager.metadata) or {}).get("langgraph_node"))
         self.calls.append({"node": node, "messages": messages, "kwargs": kwargs})
         queue = self.script.get(node) or []
         reply = queue.pop(0) if queue else self.default.get(node, f"{node} reply {len(self.calls)}")

@@ -251,6 +251,18 @@ def test_metrics_of_an_empty_state_and_a_summary_without_answers():
     assert "| accuracy | n/a (0/0) |" in md and "| plan sources | constrained 1 |" in md
 
 
+def test_a_plan_by_rule_is_no_model_plan_valid_or_not():
+    from hierplan.rules.plan import whole_task_plan
+
+    task = "How many apples do 3 boxes of 14 apples hold?"
+    metrics = task_metrics({"task": task, "plan": whole_task_plan(task), "plan_source": "rule"})
+    assert metrics["plan_source"] == "rule" and metrics["plan_valid_first_pass"] is None
+    model_plan = {"correct": True, "plan_source": "retry", "plan_valid_first_pass": False, "seconds": 1.0}
+    totals = summarize([{**model_plan, "plan_source": "rule", "plan_valid_first_pass": None}, model_plan])
+    assert totals["plan_valid_first_pass_pct"] == 0.0  # of the one model plan, not of both runs
+    assert "| plan sources | rule 1, retry 1 |" in render_summary(totals)
+
+
 # ---------------------------------------------------------------- the CLI
 
 

@@ -1,5 +1,5 @@
-"""A question one program answers is one Python step (hierplan.rules.plan): the rule on plans, and the graph
-running a split plan as one program."""
+"""A question one program answers is one Python step (hierplan.rules.plan): its plan written by rule, the rule on
+plans the model split, and the graph running either as one program."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from pydantic import ValidationError
 from hierplan import SamplingConfig, build_graph
 from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS
 from hierplan.nodes import prompts
-from hierplan.rules.plan import ONE_PROGRAM_PREFIX, one_program, step_bound, whole_task_step
+from hierplan.rules.plan import (ONE_PROGRAM_PREFIX, WHOLE_TASK_INSTRUCTION, one_program, plan_outline, planned_by_rule,
+                                 question_of, step_bound, whole_task_plan, whole_task_step)
+from hierplan.schema import Plan
 from hierplan.rules.tools import choose_tools
 from hierplan.tools import run_python
 
@@ -81,13 +83,77 @@ def test_it_runs_after_the_tool_rule_on_the_tools_that_rule_chose():
     assert [s["tool"] for s in one] == ["python"] and one[0]["instruction"].endswith("The dishes for the rest.")
 
 
+def test_a_question_one_program_answers_is_planned_by_rule_without_a_model_call():
+    plan = whole_task_plan(TASK)
+    Plan.model_validate(plan)
+    assert plan["goal"] == "How many dishes must Billy wash to work as long as Anna?" and plan["assumptions"] == []
+    [one] = plan["steps"]
+    assert one["tool"] == "python" and one["instruction"] == WHOLE_TASK_INSTRUCTION
+    assert "one question" in one["tool_reason"]
+
+
+@pytest.mark.parametrize("task, question", [
+    (TASK, "How many dishes must Billy wash to work as long as Anna?"),
+    ("Compute 17 * 23. Give the product.", "Give the product."),          # no question mark: the last sentence
+    ("A pen costs $3.\n\nHow much   do 7 cost?", "How much do 7 cost?"),
+    ("   ", "The task's answer"),
+])
+def test_the_rule_plans_goal_is_the_tasks_question(task, question):
+    assert question_of(task) == question
+
+
+def test_a_long_question_is_cut_to_the_goal_limit_at_a_word():
+    goal = whole_task_plan("How many " + "very " * 100 + "big apples?")["goal"]
+    Plan.model_validate({**whole_task_plan(TASK), "goal": goal})
+    assert goal.endswith("very\u2026")
+
+
+@pytest.mark.parametrize("kind, task, files, tools, by_rule", [
+    ("numeric", TASK, (), (), True),
+    ("numeric", "A pen costs $3. How much do 2 cost? How much do 7 cost?", (), (), False),  # two questions
+    ("numeric", TASK, ("chores.csv",), (), False),  # the answer may be in the file: the planner reads its preview
+    ("numeric", TASK, (), ("clock",), False),       # a tool may hold the answer: the planner is shown the tools
+    ("writing", "Write a short story about a lighthouse keeper, in under 200 words.", (), (), False),
+])
+def test_which_tasks_are_planned_by_rule(kind, task, files, tools, by_rule):
+    assert planned_by_rule(kind, task, files, tools) is by_rule
+
+
+def test_the_graph_plans_a_one_question_task_by_rule_and_asks_the_step_as_the_check():
+    model = ScriptedChatModel(default={"python_step": "```python\nprint((10 * 3 - 2 * 9) // 2)\n```",
+                                       "python_check": "```python\nprint((30 - 18) // 2)\n```"})
+    graph = build_graph(model, InMemorySaver(), sampling=SamplingConfig(seed=1), run_code=run_python)
+    out = graph.invoke({"task": TASK}, {"configurable": {"thread_id": "rule"}})
+    assert out["plan_source"] == "rule" and out["plan"] == whole_task_plan(TASK)
+    assert model.count("planner") == 0 and model.count("python_step") == 1 and model.count("python_check") == 1
+    assert out["final"].rstrip().endswith("6")
+    asked = [c for c in model.calls if c["node"] == "python_step"][0]["messages"]
+    check = [c for c in model.calls if c["node"] == "python_check"][0]["messages"]
+    # the rule plan's instruction is not sent as an outline: the step's request is the check's, drawn apart
+    assert [m.content for m in asked] == [m.content for m in check] == [prompts.CHECK_SYSTEM, f"Task: {TASK}"]
+    seeds = [c["kwargs"]["seed"] for c in model.calls if c["node"] in ("python_step", "python_check")]
+    assert len(set(seeds)) == 2
+
+
+def clock_tool():
+    from langchain_core.tools import tool
+
+    @tool
+    def clock() -> str:
+        """Today's date."""
+        return "2026-12-05"
+
+    return clock
+
+
 def test_the_graph_runs_a_split_question_as_one_program_and_records_why():
+    # with a registered tool the planner plans the question (a tool may hold its answer) and may split it
     model = ScriptedChatModel(
         script={"planner": [json.dumps(split_plan("python", "python", "python", "none"))],
                 "python_step": ["```python\nanna = 10 * 3\nbilly = 2 * 9\nprint((anna - billy) // 2)\n```"]},
         default={"python_check": "```python\nprint((10 * 3 - 2 * 9) // 2)\n```"})
     graph = build_graph(model, InMemorySaver(), sampling=SamplingConfig(seed=1), run_code=run_python,
-                        constrain=False)
+                        constrain=False, tools=[clock_tool()])
     out = graph.invoke({"task": TASK}, {"configurable": {"thread_id": "one"}})
     assert [s["tool"] for s in out["plan"]["steps"]] == ["python"]
     assert "one question" in out["plan"]["steps"][0]["tool_reason"]
@@ -102,6 +168,12 @@ def test_the_graph_runs_a_split_question_as_one_program_and_records_why():
     outline = out["plan"]["steps"][0]["instruction"]
     assert [m.content for m in asked] == [prompts.CHECK_SYSTEM, f"Task: {TASK}\nThe plan's outline: {outline}"]
     assert asked[0] == check[0] and asked[1].content.startswith(check[1].content + prompts.PLAN_OUTLINE[:10])
+
+
+def test_a_written_plans_instruction_is_the_outline_and_the_rule_plans_is_not():
+    written = "In one program: minutes, then dishes."
+    assert plan_outline(step(1, written, "python")) == written
+    assert plan_outline(whole_task_plan(TASK)["steps"][0]) is None
 
 
 @pytest.mark.parametrize("kind, steps, files, whole", [
@@ -162,15 +234,15 @@ class StructuredRecorder(ScriptedChatModel):
 
 
 def test_the_planner_is_held_to_one_step_for_a_task_one_step_does():
-    one = json.dumps({"goal": "The dishes", "assumptions": [], "steps": [step(1, "In one program: all of it.",
-                                                                             "python")]})
+    story = "Write a short story about a lighthouse keeper, in under 200 words."
+    one = json.dumps({"goal": "A short story", "assumptions": [], "steps": [step(1, "Write the story.", "llm")]})
     model = StructuredRecorder(script={"planner": [one]},
-                               default={"python_step": "```python\nprint(6)\n```",
-                                        "python_check": "```python\nprint(6)\n```"})
+                               default={"llm_step": "The keeper lit the lamp.",
+                                        "aggregator": "The keeper lit the lamp."})
     model.schemas = []
     graph = build_graph(model, InMemorySaver(), run_code=run_python)
-    out = graph.invoke({"task": TASK}, {"configurable": {"thread_id": "bound"}})
-    assert out["final"].rstrip().endswith("6")
+    out = graph.invoke({"task": story}, {"configurable": {"thread_id": "bound"}})
+    assert out["final"].rstrip() == "The keeper lit the lamp." and out["plan_source"] == "structured"
     schema = model.schemas[0]
     assert schema.model_json_schema()["properties"]["steps"]["maxItems"] == 1
     two = {"goal": "g", "assumptions": [], "steps": [step(1, "a", "python"), step(2, "b", "python")]}

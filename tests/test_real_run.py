@@ -1,4 +1,4 @@
-"""End to end on the embedded model: what only a real model shows (a real plan, a right answer, token counts)."""
+"""End to end on the embedded model: what only a real model shows (a right answer, its check, token counts)."""
 
 from __future__ import annotations
 
@@ -32,13 +32,13 @@ def test_a_short_real_run_completes_and_is_checkpointed(embedded, tmp_path):
     config = {"configurable": {"thread_id": "real-1"}}
     out = graph.invoke({"task": "A pen costs 3 dollars. How much do 7 pens cost?"}, config)
 
-    assert out["plan_source"] == "constrained"
+    assert out["plan_source"] == "rule"  # one question: planned by rules.plan, not by the model
     ids = [s["id"] for s in out["plan"]["steps"]]
     if any(r.get("applied") for r in out.get("replans") or []):
         # A revision numbers its steps after every earlier id (revise_steps), so the plan may pass id 8.
         assert ids == sorted(set(ids))
     else:
-        Plan.model_validate(out["plan"])  # the planner's plan, unrevised: a valid Plan
+        Plan.model_validate(out["plan"])  # the plan, unrevised: a valid Plan
     assert [r["step_id"] for r in out["results"] if r["step_id"] in ids] == ids
     assert out["final"].strip()
     for result in out["results"]:
@@ -46,8 +46,7 @@ def test_a_short_real_run_completes_and_is_checkpointed(embedded, tmp_path):
             assert call["generated_tokens"] > 0 and call["prompt_tokens"] > 0
         if result["tool"] == "python":
             assert result["attempts"], "a python step ran its code through the sandbox"
-    planner_calls = [c for c in out["calls"] if c["node"] == "planner"]
-    assert len(planner_calls) == 1 and planner_calls[0]["generated_tokens"] <= 700
+    assert not [c for c in out["calls"] if c["node"] == "planner"]
     saved = saver.get_tuple(config).checkpoint["channel_values"]
     assert saved["final"] == out["final"]
     # What only a capable model shows: it computes, its number is checked by more programs, the answer ends on it.

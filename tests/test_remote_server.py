@@ -25,6 +25,8 @@ pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
 SECRET = "sk-test-remote-fedcba9876543210"
 TASK = "A pen costs 3 dollars. How much do 7 pens cost?"
+# Two questions: the model plans it (a question asked once is planned by rule, without the server).
+PLANNED_TASK = "A pen costs 3 dollars and a notebook 5. How much do 7 pens cost? How much do 2 notebooks cost?"
 LONG_ASK = [HumanMessage("Write a long story about a cat who sails around the world.")]
 # A constrained 3-step plan from the 135M took 190-210 tokens here; room for it, and short steps after.
 PLAN_TOKENS = 400
@@ -136,7 +138,7 @@ def test_a_whole_run_plans_on_the_server_and_survives_it_stopping_mid_run(instal
                             sampling=sampling, explain=True)
         config = {"configurable": {"thread_id": "remote-1"}}
         with pytest.raises(RemoteModelError, match="connection refused"):
-            for mode, chunk in graph.stream({"task": TASK}, config, stream_mode=["updates", "custom"]):
+            for mode, chunk in graph.stream({"task": PLANNED_TASK}, config, stream_mode=["updates", "custom"]):
                 if mode == "updates" and "planner" in chunk:
                     server.stop()  # the server goes away once the plan is made
         stopped = graph.get_state(config)

@@ -77,7 +77,9 @@ def test_bench_runs_every_system_and_reports_counts_interval_tokens(tasks, tmp_p
     assert [(s[x]["correct"], s[x]["checked"]) for x in ("cot", "program", "hierplan")] == [(1, 2), (1, 2), (1, 2)]
     assert s["cot"]["accuracy_ci95_pct"] == (9.5, 90.5)  # Wilson, 1 of 2
     assert s["cot"]["tokens_per_task"] == 7  # "3 * 14 = 42" and "Answer: 42": 7 words each time
-    assert s["hierplan"]["plan_valid_first_pass_pct"] == 100.0 and s["hierplan"]["with_python_pct"] == 100.0
+    # both questions are planned by rule (no model plan to count); their one step is a Python step
+    assert s["hierplan"]["plan_valid_first_pass_pct"] is None and s["hierplan"]["with_python_pct"] == 100.0
+    assert [r["plan_source"] for r in numeric if r["system"] == "hierplan"] == ["rule", "rule"]
     assert s["cot"]["plan_valid_first_pass_pct"] is None and s["cot"]["with_python_pct"] is None
     assert s["hierplan"]["tokens_per_task"] > 0 and s["hierplan"]["errors"] == 0
     program = [r for r in numeric if r["system"] == "program"]
@@ -89,10 +91,11 @@ def test_bench_runs_every_system_and_reports_counts_interval_tokens(tasks, tmp_p
     assert (w["direct"]["requirements_met"], w["direct"]["requirements_total"]) == (1, 2)
     assert (w["hierplan"]["requirements_met"], w["hierplan"]["requirements_total"]) == (2, 2)
     assert w["direct"]["requirements_met_pct"] == 50.0 and w["hierplan"]["requirements_met_pct"] == 100.0
+    assert w["hierplan"]["plan_valid_first_pass_pct"] == 100.0  # the checklist's plan is the model's
 
     table = bench.render(s, writing=False, meta={"command": "`x`"})
     assert "| right (95% Wilson interval) | 1/2 = 50.0% (9.5-90.5%) | 1/2 = 50.0% (9.5-90.5%) |" in table
-    assert "| plans valid on the first pass | – | – | 100.0% |" in table
+    assert "| plans valid on the first pass | – | – | – |" in table
     assert "| requirements met | 50.0% (1/2) | 100.0% (2/2) |" in bench.render(w, writing=True, meta={})
 
 

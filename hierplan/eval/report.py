@@ -10,7 +10,7 @@ from typing import Any
 
 from hierplan.eval.metrics import NODES
 
-PLAN_SOURCES = ("constrained", "model", "retry", "fallback")
+PLAN_SOURCES = ("rule", "constrained", "model", "retry", "fallback")
 ORPHANS_KEY = "orphaned_mcp_processes"
 """Measured after the run, not read from the records (hierplan.eval.orphans): kept when the summary is rewritten."""
 AFTER_RUN_KEYS = (ORPHANS_KEY,)
@@ -81,7 +81,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "numeric_tasks": sum(1 for r in records if r.get("numeric_task")),
         "tasks_with_python": with_python,
         "tasks_with_python_pct": _pct(with_python, n),
-        "plan_valid_first_pass_pct": _pct(sum(1 for r in planned if r.get("plan_valid_first_pass")), len(planned)),
+        "plan_valid_first_pass_pct": _pct(sum(1 for r in planned if r.get("plan_valid_first_pass")),
+                                          sum(1 for r in planned if r.get("plan_valid_first_pass") is not None)),
         "plan_sources": dict(Counter(r["plan_source"] for r in planned)),
         "steps": sum(r.get("steps") or 0 for r in records),
         "python_steps": python_run,

@@ -1,6 +1,7 @@
 """The graph, wired top to bottom. Every node that calls a model or changes the answer is here, with its edges:
 
-classify -> planner -> tool_choice -> (approval) -> scheduler -> (python_step | llm_step | tool_step | replanner)* ->
+classify -> (planner | whole_task_plan) -> tool_choice -> (approval) -> scheduler ->
+  (python_step | llm_step | tool_step | replanner)* ->
   a number the checker can check: checker <-> vote -> stated_answer (with ``explain``: aggregator) -> answer_check
   anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
 """
@@ -25,9 +26,9 @@ from hierplan.nodes.answer_check import answer_check
 from hierplan.nodes.approval import after_approval, make_approval
 from hierplan.nodes.checker import make_checker
 from hierplan.nodes.classify import make_classify
-from hierplan.nodes.context import ready_steps
+from hierplan.nodes.context import file_names, ready_steps
 from hierplan.nodes.llm_step import make_llm_step
-from hierplan.nodes.planner import make_planner
+from hierplan.nodes.planner import make_planner, whole_task_planner
 from hierplan.nodes.python_step import CodeRunner, default_runner, make_python_step, run_attempt
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.stated_answer import stated_answer
@@ -38,6 +39,7 @@ from hierplan.nodes.vote import after_vote, computed_step, vote
 from hierplan.options import RunOptions, run_options
 from hierplan.roles import node_models
 from hierplan.rules.kind import NUMERIC
+from hierplan.rules.plan import planned_by_rule
 from hierplan.tools.registered import check_tools
 
 # "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
@@ -46,6 +48,19 @@ DURABILITY = "sync"
 
 ChatModels = BaseChatModel | Mapping[str, BaseChatModel] | None
 """What build_graph and wire take as ``model``: one chat model, one per role (hierplan.roles), or None."""
+
+
+def make_after_classify(registered: Collection[str] = ()):
+    """The router after classify, for a graph with these registered tools' names."""
+    names = tuple(registered)
+
+    def after_classify(state: AgentState) -> Literal["planner", "whole_task_plan"]:
+        """A question one program answers is planned by rule (rules.plan rule 1a), anything else by the model."""
+        if planned_by_rule(state["kind"], state["task"], file_names(state), names):
+            return "whole_task_plan"
+        return "planner"
+
+    return after_classify
 
 
 def make_dispatch(registered: Collection[str] = ()):
@@ -112,6 +127,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     graph = StateGraph(AgentState, input_schema=InputState, context_schema=RunOptions)
     graph.add_node("classify", make_classify(bool(tools)))
     graph.add_node("planner", make_planner(of["planner"], base, tools))
+    graph.add_node("whole_task_plan", whole_task_planner)
     graph.add_node("tool_choice", make_tool_choice({t.name: t.description or "" for t in tools}))
     graph.add_node("approval", make_approval(tools))
     graph.add_node("scheduler", scheduler)
@@ -128,8 +144,9 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     graph.add_node("reviser", make_reviser(of["reviser"], base))
 
     graph.add_edge(START, "classify")
-    graph.add_edge("classify", "planner")
+    graph.add_conditional_edges("classify", make_after_classify(names), ["planner", "whole_task_plan"])
     graph.add_edge("planner", "tool_choice")
+    graph.add_edge("whole_task_plan", "tool_choice")
     graph.add_conditional_edges("tool_choice", after_tool_choice, ["approval", "scheduler"])
     graph.add_conditional_edges("approval", after_approval, ["scheduler", END])
     graph.add_conditional_edges("scheduler", make_dispatch(names),

@@ -21,7 +21,7 @@ from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import WRITING
-from hierplan.rules.plan import step_bound
+from hierplan.rules.plan import step_bound, whole_task_plan
 from hierplan.tools.files import preview
 from hierplan.schema import (BUILTIN_TOOLS, MAX_GOAL_CHARS, OneStepDraftPlan, Plan, Revision, Step, plan_models,
                              short_error)
@@ -63,6 +63,12 @@ def parse_plan(text: str, schema: type[Plan] | type[Revision] = Plan, tools: Seq
 # "none": a model server refused every structured request shape, so the reply is the text path's ("model").
 STRUCTURED_SOURCES = {"grammar": "constrained", "json_schema": "json_schema", "json_object": "json_object",
                       "tool_calling": "tool_calling", "none": "model"}
+
+
+def whole_task_planner(state: AgentState) -> AgentState:
+    """The plan of a question one program answers (rules.plan rule 1a), written by rule: no model call."""
+    emit("planning", attempt="rule", max_steps=1)
+    return {"plan": whole_task_plan(state["task"]), "plan_source": "rule", "plan_failures": [], "calls": []}
 
 
 def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[BaseTool] = ()):

@@ -148,10 +148,11 @@ CHECK_SYSTEM = """You write one short Python 3 program that solves the user's ta
 Reply with the program only, in a ```python block. Write every value the task gives into a named variable, compute the answer step by step, and end with print() of the final answer: just the number, in the unit the question asks for.
 Use only the standard library. No input()."""
 CHECK_USER = "Task: {task}"
-# The one Python step of a numeric plan (rules.plan.whole_task_step) is asked for as the check is, with the plan's
-# instruction after the task: asked with the step prompt and its examples, its program followed an instruction
-# that named a part of the way and printed that part (docs/eval.md, "What the last 0.3x would cost"). Its request
-# begins as the check's does, so the check, drawn after it, finds that beginning in llama.cpp's prompt cache.
+# The one Python step of a numeric plan (rules.plan.whole_task_step) is asked for as the check is: asked with the
+# step prompt and its examples, its program followed an instruction that named a part of the way and printed that
+# part (docs/eval.md, "What the last 0.3x would cost"). A model-written plan's instruction follows the task as its
+# outline (rules.plan.plan_outline); the request begins as the check's does, so the check, drawn after it, finds
+# that beginning in llama.cpp's prompt cache.
 PLAN_OUTLINE = "\nThe plan's outline: {instruction}"
 
 # Worked examples, shown before the step as earlier chat turns (a model copies the names of an example given

@@ -22,7 +22,7 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import NUMERIC
-from hierplan.rules.plan import whole_task_step
+from hierplan.rules.plan import plan_outline, whole_task_step
 from hierplan.rules.text import strip_code_fences
 from hierplan.schema import CodeAttempt, StepResult
 
@@ -130,11 +130,12 @@ def code_request(task: str, results: list[ResultDict], step: StepDict) -> str:
 
 def step_messages(payload: StepPayload, files: Sequence[Any], examples: list) -> list[BaseMessage]:
     """The request for a step's program. A numeric plan's one Python step does the whole task: it is asked for
-    as the check's program, with the step's instruction as the plan's outline (rules.plan.whole_task_step). Any
-    other gets the step prompt, its worked examples, the earlier results and the user's files."""
+    as the check's program (rules.plan.whole_task_step), with a model-written step's instruction as the plan's
+    outline (rules.plan.plan_outline). Any other gets the step prompt, its worked examples, the earlier results
+    and the user's files."""
     step = payload["step"]
     if whole_task_step(payload["kind"], payload["plan"], files):
-        return check_messages(payload["task"], outline=step["instruction"])
+        return check_messages(payload["task"], outline=plan_outline(step))
     request = code_request(payload["task"], prior_results(payload, step), step)
     if files:
         request += files_note(files, code=True)

@@ -10,23 +10,29 @@ time for no better answer (docs/eval.md). Split, a question's parts lose values 
 programs, the last program often prints a part of the answer instead of the answer, and every extra step costs a
 model call (docs/eval.md: "Plans sized to the task"). So:
 
-1. ``step_bound``, before planning: a task one step does gets a plan grammar of exactly one step (the planner
-   writes its goal, assumptions and that step's instruction; schema.OneStepDraftPlan). That is a task, with none
-   of the user's files and no registered tools, that
-   a. asks for a quantity (rules.kind: numeric) and asks it once (at most one question mark), or
+1. ``step_bound``, before planning: a task one step does gets a plan of exactly one step. That is a task, with
+   none of the user's files and no registered tools, that
+   a. asks for a quantity (rules.kind: numeric) and asks it once (at most one question mark): ``whole_task_plan``
+      writes its plan, one Python step for the whole task, without a model call (``planned_by_rule``). Asked of
+      the model, that plan's goal and outline cost about one program's time, and the outline made the step's
+      program worse: it named a part of the way, and the program printed that part (docs/eval.md, "The plan of
+      a question one program answers"); or
    b. asks for no quantity (rules.kind: writing) and names no deliverable with parts (a plan, a checklist, a
-      proposal, an itinerary, a guide, steps ...: PARTS_RE): its reply is one piece of writing.
+      proposal, an itinerary, a guide, steps ...: PARTS_RE): its reply is one piece of writing, and the planner
+      writes its goal, assumptions and the step's instruction under a one-step grammar
+      (schema.OneStepDraftPlan).
    Anything else may have up to MAX_STEPS steps, as the planner decides.
-2. ``one_program``, after the tools are chosen (for plans no grammar bounded: a server without structured output,
-   the text retry): a first plan that splits a question of 1a over several steps becomes one Python step, when
-   none of its steps calls a registered tool, no step's tool was set before (by a person's edit or an earlier
-   decision) and at least one computes. The one step keeps the instructions of the steps that work (not of those
-   that only present the answer) in order, as the outline of its program ("In one program: ... Then: ..."), and
-   the last Python step's title and expected output.
-3. ``whole_task_step``, when the step's program is asked for: the one Python step of such a plan does the whole
-   task, so its program is asked for as the check's whole-task program is, with the step's instruction as the
-   plan's outline (nodes.python_step): with the step prompt, the program followed an instruction that named a
-   part of the way and printed that part.
+2. ``one_program``, after the tools are chosen (in a graph with registered tools, where the planner plans a
+   numeric question asked once too): a first plan that splits such a question over several steps becomes one
+   Python step, when none of its steps calls a registered tool, no step's tool was set before (by a person's edit
+   or an earlier decision) and at least one computes. The one step keeps the instructions of the steps that work
+   (not of those that only present the answer) in order, as the outline of its program ("In one program: ...
+   Then: ..."), and the last Python step's title and expected output.
+3. ``whole_task_step``, when the step's program is asked for: the one Python step of a numeric plan does the
+   whole task, so its program is asked for as the check's whole-task program is (nodes.python_step): with the
+   step prompt, the program followed an instruction that named a part of the way and printed that part. A plan
+   the model wrote (a graph with registered tools, a person's edit) adds its step's instruction as the plan's
+   outline (``plan_outline``); rule 1a's plan adds nothing, so its step's request is the check's.
 
 Only the task's and the plan's words and the run's facts are read: nothing here knows any data set.
 """
@@ -36,7 +42,7 @@ from __future__ import annotations
 import re
 from typing import Any, Collection
 
-from hierplan.config import BUILTIN_TOOLS, MAX_INSTRUCTION_CHARS, MAX_STEPS
+from hierplan.config import BUILTIN_TOOLS, MAX_GOAL_CHARS, MAX_INSTRUCTION_CHARS, MAX_STEPS
 from hierplan.rules.kind import NUMERIC, TaskKind
 
 # A deliverable with distinct parts: a writing task naming one may take several steps.
@@ -45,6 +51,15 @@ PARTS_RE = re.compile(r"\b(?:plans?|planning|checklists?|proposals?|roadmaps?|st
                       re.I)
 
 ONE_PROGRAM_PREFIX = "In one program: "
+# The plan rule 1a writes. Its instruction says what the whole-task request asks, for a reader of the plan; it is
+# not sent as the program's outline (rule 3, plan_outline).
+WHOLE_TASK_TITLE = "Compute the answer"
+WHOLE_TASK_INSTRUCTION = (ONE_PROGRAM_PREFIX + "the values the task gives, each computation in order, then the answer "
+                          "to its question.")
+WHOLE_TASK_EXPECTED = "The number the question asks for"
+WHOLE_TASK_REASON = "the task asks one question: one program computes it (rules.plan rule 1a)"
+# A question: the last run of text ending in a question mark, after the sentence before it ended.
+QUESTION_RE = re.compile(r"[^.!?\n]*\?")
 ONE_PROGRAM_JOIN = " Then: "
 ONE_PROGRAM_REASON = ("the task asks one question: its {n} planned steps run as one program (split, a question's "
                       "parts lose values between programs)")
@@ -67,6 +82,29 @@ def step_bound(kind: TaskKind, task: str, files: Collection[str] = (), tools: Co
         return MAX_STEPS
     one = asks_once(task) if kind == NUMERIC else one_reply(task)
     return 1 if one else MAX_STEPS
+
+
+def planned_by_rule(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()) -> bool:
+    """Rule 1a: the plan is ``whole_task_plan``'s, not the planner's: a numeric task of one step."""
+    return kind == NUMERIC and step_bound(kind, task, files, tools) == 1
+
+
+def whole_task_plan(task: str) -> dict[str, Any]:
+    """The plan of a question one program answers (rule 1a): its goal is the task's question (else its last
+    sentence), its one step a Python program for the whole task. A Plan's dict, as the planner's are stored."""
+    return {"goal": _cut(question_of(task), MAX_GOAL_CHARS), "assumptions": [],
+            "steps": [{"id": 1, "title": WHOLE_TASK_TITLE, "instruction": WHOLE_TASK_INSTRUCTION, "tool": "python",
+                       "expected_output": WHOLE_TASK_EXPECTED, "depends_on": [], "tool_reason": WHOLE_TASK_REASON}]}
+
+
+def question_of(task: str) -> str:
+    """The task's question: its last clause ending in "?", else its last sentence, else the task."""
+    text = " ".join(task.split())
+    questions = [q.strip() for q in QUESTION_RE.findall(text) if q.strip(" ?")]
+    if questions:
+        return questions[-1]
+    sentences = [s.strip() for s in re.split(r"(?<=[.!])\s+", text) if s.strip(" .!")]
+    return sentences[-1] if sentences else text or "The task's answer"
 
 
 def one_program(plan: dict[str, Any], kind: TaskKind, task: str, files: Collection[str] = (),
@@ -100,6 +138,15 @@ def whole_task_step(kind: TaskKind, plan: dict[str, Any], files: Collection[str]
     return kind == NUMERIC and not files and len(steps) == 1 and steps[0].get("tool") == "python"
 
 
+def plan_outline(step: dict[str, Any]) -> str | None:
+    """Rule 3's outline for the program of a whole-task step: the step's instruction, except the rule plan's own
+    (WHOLE_TASK_INSTRUCTION), which says nothing the whole-task request does not. Sent after the task, it made
+    the program worse: on tune tasks 1-40 the step's program was right on 20 with it, the check's (the same
+    request without it) on 27 in the same run (docs/eval.md). Without it the step's request is the check's."""
+    instruction = step.get("instruction") or ""
+    return None if instruction == WHOLE_TASK_INSTRUCTION else instruction
+
+
 def _sentence(text: str) -> str:
     """One step's instruction as a sentence of the outline, without a "In one program:" of its own."""
     text = " ".join(text.split())
@@ -109,8 +156,8 @@ def _sentence(text: str) -> str:
     return text if not text or text[-1] in ".!?" else text + "."
 
 
-def _cut(text: str) -> str:
-    """At most MAX_INSTRUCTION_CHARS (the plan schema's instruction limit), cut at a word."""
-    if len(text) <= MAX_INSTRUCTION_CHARS:
+def _cut(text: str, limit: int = MAX_INSTRUCTION_CHARS) -> str:
+    """At most ``limit`` characters (the plan schema's limit for the field), cut at a word."""
+    if len(text) <= limit:
         return text
-    return text[:MAX_INSTRUCTION_CHARS - 1].rsplit(" ", 1)[0] + "\u2026"
+    return text[:limit - 1].rsplit(" ", 1)[0] + "\u2026"
