@@ -8,8 +8,8 @@ A graph runs on one chat model, or on one per role (``build_graph({"default": sm
   work, and the programs that check a numeric answer);
 - ``aggregator``: the aggregator and the reviser (the answer, and its rewrites).
 
-The nodes that call no model (classify, tool_choice, approval, scheduler, vote, answer_check,
-check_instructions) have no role. Importing this module imports nothing heavy.
+The nodes that call no model (classify, whole_task_plan, tool_choice, approval, scheduler, vote, stated_answer,
+answer_check, check_instructions) have no role. Importing this module imports nothing heavy.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from hierplan.config import BUILTIN_TOOLS, MAX_GOAL_CHARS, MAX_INSTRUCTION_CHARS, MAX_STEPS  # there, read without pydantic too
+# there, read without pydantic too
+from hierplan.config import BUILTIN_TOOLS, MAX_GOAL_CHARS, MAX_INSTRUCTION_CHARS, MAX_STEPS
 
 # A plan has as many steps as its task needs: one for a question one program answers, 3 to 8 for a task with
 # distinct parts (the planner's guidance, prompts.PLANNER_SYSTEM). The schema allows 1..MAX_STEPS (config).
@@ -114,7 +115,8 @@ class DraftRevision(Revision):
 
 class OneStepDraftPlan(DraftPlan):
     """A draft plan of exactly one step: what the planner is constrained to for a task that one step does
-    (hierplan.rules.plan.step_bound). Such a run has no registered tools, so the built-in tool names suffice."""
+    (hierplan.rules.plan.step_bound): one piece of writing (a numeric question asked once is planned by rule, not
+    by the planner). Such a run has no registered tools, so the built-in tool names suffice."""
 
     steps: list[DraftStep] = Field(min_length=1, max_length=1)
 

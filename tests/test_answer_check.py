@@ -131,3 +131,5 @@ def test_a_stated_answer_writes_a_whole_number_as_one_and_ends_on_it():
                     "Final answer: 18")
     assert last_number(stated_answer("Cost of 3 pens", "6.50", 2, 2)) == "6.50"  # not whole: as printed
     assert stated_answer("", "4", 2, 2).startswith("The answer: 4.")
+    # a plan by rule's goal is the task's question: answered after it
+    assert stated_answer("How many eggs?", "42.0", 2, 2).startswith("How many eggs? 42. Computed with Python")

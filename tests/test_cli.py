@@ -49,6 +49,20 @@ def test_run_prints_plan_steps_and_final(models, db, capsys):
     assert set(run) >= {"id", "status", "task", "started"}
 
 
+def test_a_question_asked_once_prints_its_plan_by_rule_and_the_stated_answer(models, db, capsys):
+    task = "A box holds 6 rows of 7 eggs. How many eggs does it hold?"
+    programs = {"python_step": ["```python\nprint(6 * 7)\n```"], "python_check": ["```python\nprint(42)\n```"]}
+    models[0].append(dict(programs))
+    assert main(["run", task, "--db", db, "--run-id", "r1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    assert "Plan (rule)" in out and "Goal: How many eggs does it hold?" in out
+    assert "How many eggs does it hold? 42. Computed with Python: 2 of 2 independent programs printed it." in out
+    models[0].append(dict(programs))
+    assert main(["run", task, "--json", "--db", db, "--run-id", "r2"]) == 0
+    [plan] = [e for e in map(json.loads, capsys.readouterr().out.splitlines()) if e["event"] == "plan"]
+    assert plan["source"] == "rule" and plan["failures"] == 0
+
+
 def test_run_json_emits_one_event_per_line(models, db, capsys):
     models[0].append(three_llm_steps())
     assert main(["run", "Compute", "--json", "--db", db, "--run-id", "j1"]) == 0

@@ -97,6 +97,10 @@ def test_a_question_one_program_answers_is_planned_by_rule_without_a_model_call(
     ("Compute 17 * 23. Give the product.", "Give the product."),          # no question mark: the last sentence
     ("A pen costs $3.\n\nHow much   do 7 cost?", "How much do 7 cost?"),
     ("   ", "The task's answer"),
+    ("How much is 1.5 + 2.5? Answer in kg.", "How much is 1.5 + 2.5?"),       # no sentence ends inside a number
+    ("Pay $2.50 an item for 3 items, what is the total?", "Pay $2.50 an item for 3 items, what is the total?"),
+    ("Data at https://ex.com/p?id=3. Add 3 and 4.", "Add 3 and 4."),           # nor inside a URL
+    ("Take e.g. 3 apples. How many are there?", "How many are there?"),       # nor after "e.g."
 ])
 def test_the_rule_plans_goal_is_the_tasks_question(task, question):
     assert question_of(task) == question
@@ -133,6 +137,18 @@ def test_the_graph_plans_a_one_question_task_by_rule_and_asks_the_step_as_the_ch
     assert [m.content for m in asked] == [m.content for m in check] == [prompts.CHECK_SYSTEM, f"Task: {TASK}"]
     seeds = [c["kwargs"]["seed"] for c in model.calls if c["node"] in ("python_step", "python_check")]
     assert len(set(seeds)) == 2
+
+
+def test_the_same_question_with_the_users_file_is_planned_by_the_model(tmp_path):
+    from hierplan.tools.files import load_files
+
+    csv = tmp_path / "chores.csv"
+    csv.write_text("chore,minutes\nsweep,30\n")
+    plan = json.dumps({"goal": "The dishes", "assumptions": [], "steps": [step(1, "Read chores.csv.", "python")]})
+    model = ScriptedChatModel(script={"planner": [plan]}, default={"python_step": "```python\nprint(6)\n```"})
+    graph = build_graph(model, InMemorySaver(), run_code=run_python, constrain=False)
+    out = graph.invoke({"task": TASK, "files": load_files([csv])}, {"configurable": {"thread_id": "file"}})
+    assert model.count("planner") == 1 and out["plan_source"] == "model"
 
 
 def clock_tool():

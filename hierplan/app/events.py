@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+PLAN_NODES = ("planner", "whole_task_plan")
+"""The nodes that write a run's first plan: the plan's source comes from their update."""
+
 
 class Reporter(Protocol):
     def status(self, text: str) -> None:
@@ -56,7 +59,7 @@ class Events:
                   **({"models": models} if models else {}))
 
     def update(self, node: str, update: dict[str, Any]) -> None:
-        if node == "planner":  # the plan comes out after the tool choice; its source is the planner's
+        if node in PLAN_NODES:  # the plan comes out after the tool choice; its source is the planner's or the rule's
             self.source = {"source": update.get("plan_source"), "failures": len(update.get("plan_failures") or [])}
         elif node == "tool_choice" and "plan" in update:
             self.emit("plan", plan=update["plan"], **self.source)

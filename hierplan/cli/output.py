@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from hierplan.app.events import Events
+from hierplan.app.events import PLAN_NODES, Events
 from hierplan.render.text import (describe_models, format_artifact, format_check, format_kind, format_tool_call,
                                   plan_lines, planned_tool_calls, revision_lines, revision_title)
 
@@ -55,7 +55,7 @@ class HumanReporter:
             self.console.print(format_kind(kind), style="dim", markup=False)
 
     def update(self, node: str, update: dict[str, Any]) -> None:
-        if node == "planner":
+        if node in PLAN_NODES:
             self.source = update.get("plan_source")
         elif node == "tool_choice" and "plan" in update:
             if self.plan is None:  # the plan as it runs; after a replan the revision is printed instead

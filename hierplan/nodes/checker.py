@@ -27,7 +27,8 @@ from hierplan.schema import CodeAttempt
 
 def check_messages(task: str, outline: str | None = None) -> list[BaseMessage]:
     """The request for one program that solves the whole task (system prompt first and fixed: it caches);
-    ``outline``: the plan's instruction, for the plan's one Python step (rules.plan.whole_task_step)."""
+    ``outline``: a model-written or edited plan's instruction, for its one Python step (rules.plan.plan_outline;
+    a plan by rule sends none, and its step's request is this one)."""
     user = prompts.CHECK_USER.format(task=task)
     if outline:
         user += prompts.PLAN_OUTLINE.format(instruction=outline)

@@ -21,7 +21,7 @@ from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import WRITING
-from hierplan.rules.plan import step_bound, whole_task_plan
+from hierplan.rules.plan import RULE_SOURCE, step_bound, whole_task_plan
 from hierplan.tools.files import preview
 from hierplan.schema import (BUILTIN_TOOLS, MAX_GOAL_CHARS, OneStepDraftPlan, Plan, Revision, Step, plan_models,
                              short_error)
@@ -68,7 +68,7 @@ STRUCTURED_SOURCES = {"grammar": "constrained", "json_schema": "json_schema", "j
 def whole_task_planner(state: AgentState) -> AgentState:
     """The plan of a question one program answers (rules.plan rule 1a), written by rule: no model call."""
     emit("planning", attempt="rule", max_steps=1)
-    return {"plan": whole_task_plan(state["task"]), "plan_source": "rule", "plan_failures": [], "calls": []}
+    return {"plan": whole_task_plan(state["task"]), "plan_source": RULE_SOURCE, "plan_failures": [], "calls": []}
 
 
 def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[BaseTool] = ()):

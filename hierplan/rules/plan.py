@@ -31,8 +31,9 @@ model call (docs/eval.md: "Plans sized to the task"). So:
 3. ``whole_task_step``, when the step's program is asked for: the one Python step of a numeric plan does the
    whole task, so its program is asked for as the check's whole-task program is (nodes.python_step): with the
    step prompt, the program followed an instruction that named a part of the way and printed that part. A plan
-   the model wrote (a graph with registered tools, a person's edit) adds its step's instruction as the plan's
-   outline (``plan_outline``); rule 1a's plan adds nothing, so its step's request is the check's.
+   the model wrote (two questions planned as one step, a graph with registered tools) or a person edited adds
+   its step's instruction as the plan's outline (``plan_outline``); rule 1a's instruction adds nothing, so the
+   step's request of a rule plan is the check's.
 
 Only the task's and the plan's words and the run's facts are read: nothing here knows any data set.
 """
@@ -51,15 +52,18 @@ PARTS_RE = re.compile(r"\b(?:plans?|planning|checklists?|proposals?|roadmaps?|st
                       re.I)
 
 ONE_PROGRAM_PREFIX = "In one program: "
-# The plan rule 1a writes. Its instruction says what the whole-task request asks, for a reader of the plan; it is
-# not sent as the program's outline (rule 3, plan_outline).
+# The plan rule 1a writes. Its goal is the task's question; its instruction says what the whole-task request asks,
+# for a reader of the plan, and is not sent as the program's outline (rule 3, plan_outline).
 WHOLE_TASK_TITLE = "Compute the answer"
 WHOLE_TASK_INSTRUCTION = (ONE_PROGRAM_PREFIX + "the values the task gives, each computation in order, then the answer "
                           "to its question.")
 WHOLE_TASK_EXPECTED = "The number the question asks for"
 WHOLE_TASK_REASON = "the task asks one question: one program computes it (rules.plan rule 1a)"
-# A question: the last run of text ending in a question mark, after the sentence before it ended.
-QUESTION_RE = re.compile(r"[^.!?\n]*\?")
+RULE_SOURCE = "rule"
+"""The plan_source of a plan rule 1a wrote (schema.PlanSource)."""
+# A sentence ends at ".", "!" or "?" followed by a space and a capital (or a quote): not inside 3.50, a URL's
+# "?id=3" or after "e.g.".
+SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
 ONE_PROGRAM_JOIN = " Then: "
 ONE_PROGRAM_REASON = ("the task asks one question: its {n} planned steps run as one program (split, a question's "
                       "parts lose values between programs)")
@@ -98,13 +102,10 @@ def whole_task_plan(task: str) -> dict[str, Any]:
 
 
 def question_of(task: str) -> str:
-    """The task's question: its last clause ending in "?", else its last sentence, else the task."""
-    text = " ".join(task.split())
-    questions = [q.strip() for q in QUESTION_RE.findall(text) if q.strip(" ?")]
-    if questions:
-        return questions[-1]
-    sentences = [s.strip() for s in re.split(r"(?<=[.!])\s+", text) if s.strip(" .!")]
-    return sentences[-1] if sentences else text or "The task's answer"
+    """The task's question: its last sentence ending in "?", else its last sentence, else "The task's answer"."""
+    sentences = [s for s in SENTENCE_END_RE.split(" ".join(task.split())) if s.strip(" .!?")]
+    questions = [s for s in sentences if s.endswith("?")]
+    return (questions or sentences or ["The task's answer"])[-1]
 
 
 def one_program(plan: dict[str, Any], kind: TaskKind, task: str, files: Collection[str] = (),
@@ -139,12 +140,13 @@ def whole_task_step(kind: TaskKind, plan: dict[str, Any], files: Collection[str]
 
 
 def plan_outline(step: dict[str, Any]) -> str | None:
-    """Rule 3's outline for the program of a whole-task step: the step's instruction, except the rule plan's own
-    (WHOLE_TASK_INSTRUCTION), which says nothing the whole-task request does not. Sent after the task, it made
-    the program worse: on tune tasks 1-40 the step's program was right on 20 with it, the check's (the same
-    request without it) on 27 in the same run (docs/eval.md). Without it the step's request is the check's."""
+    """Rule 3's outline for the program of a whole-task step: the step's instruction, unless it is rule 1a's
+    (WHOLE_TASK_INSTRUCTION, in a rule plan or an edit that kept it), which says nothing the whole-task request
+    does not. Sent after the task, that instruction made the program worse: on tune tasks 1-40 the step's
+    program was right on 20 with it, the check's (the same request without it) on 27 in the same run
+    (docs/eval.md). Without it the step's request is the check's."""
     instruction = step.get("instruction") or ""
-    return None if instruction == WHOLE_TASK_INSTRUCTION else instruction
+    return None if instruction in ("", WHOLE_TASK_INSTRUCTION) else instruction
 
 
 def _sentence(text: str) -> str:
