@@ -128,7 +128,9 @@ def test_the_graph_plans_a_one_question_task_by_rule_and_asks_the_step_as_the_ch
                                        "python_check": "```python\nprint((30 - 18) // 2)\n```"})
     graph = build_graph(model, InMemorySaver(), sampling=SamplingConfig(seed=1), run_code=run_python)
     out = graph.invoke({"task": TASK}, {"configurable": {"thread_id": "rule"}})
-    assert out["plan_source"] == "rule" and out["plan"] == whole_task_plan(TASK)
+    assert out["plan_source"] == "rule"
+    assert out["plan"]["goal"] == "How many dishes must Billy wash to work as long as Anna?"
+    assert [(s["tool"], s["instruction"]) for s in out["plan"]["steps"]] == [("python", WHOLE_TASK_INSTRUCTION)]
     assert model.count("planner") == 0 and model.count("python_step") == 1 and model.count("python_check") == 1
     assert out["final"].rstrip().endswith("6")
     asked = [c for c in model.calls if c["node"] == "python_step"][0]["messages"]

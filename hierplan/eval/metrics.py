@@ -6,12 +6,12 @@ from collections import defaultdict
 from typing import Any
 
 from hierplan.rules.kind import NUMERIC, task_kind
+from hierplan.rules.plan import RULE_SOURCE
 from hierplan.schema import BUILTIN_TOOLS
 
 NODES = ("planner", "llm_step", "python_step", "aggregator")
 # A plan that parsed on the first try: the local grammar, a server-side constraint, or a free-text reply.
 VALID_FIRST_PASS = ("constrained", "json_schema", "json_object", "tool_calling", "model")
-RULE_PLAN = "rule"
 ERROR_CHARS = 200
 
 
@@ -89,7 +89,7 @@ def task_metrics(state: dict[str, Any]) -> dict[str, Any]:
         "numeric_task": (state.get("kind") or task_kind(state["task"])) == NUMERIC if state.get("task") else None,
         "plan_source": source,
         # a plan written by rule (rules.plan) asked the model for nothing: not a model's plan, valid or not
-        "plan_valid_first_pass": None if source in (None, RULE_PLAN) else source in VALID_FIRST_PASS,
+        "plan_valid_first_pass": None if source in (None, RULE_SOURCE) else source in VALID_FIRST_PASS,
         "plan_failures": len(state.get("plan_failures") or []),
         "plan_errors": [f"{f.get('source')}: {(f.get('error') or '')[:ERROR_CHARS]}"
                         for f in state.get("plan_failures") or []],

@@ -46,9 +46,8 @@ def check_answer(final: str, results: list[dict[str, Any]]) -> dict[str, Any] | 
 
 
 FINAL_LINE = "Final answer: {value}"
-STATED_LINE = "{goal}: {value}. Computed with Python: {agreed} of {programs} independent programs printed it."
-# A goal that is the task's question (a plan by rule, rules.plan) is answered after its question mark.
-STATED_QUESTION_LINE = "{goal} {value}. Computed with Python: {agreed} of {programs} independent programs printed it."
+# {head}: the plan's goal and a colon, or a goal that is the task's question (a plan by rule, rules.plan) as it is.
+STATED_LINE = "{head} {value}. Computed with Python: {agreed} of {programs} independent programs printed it."
 FINAL_LINE_RE = re.compile(r"\s*\**final answer\**\s*:", re.IGNORECASE)
 
 
@@ -65,9 +64,6 @@ def stated_answer(goal: str, value: str, agreed: int, programs: int) -> str:
     number = parse_number(value)
     shown = str(int(number)) if number is not None and number == number.to_integral_value() else value
     goal = goal.strip()
-    if goal.endswith("?"):
-        line = STATED_QUESTION_LINE.format(goal=goal, value=shown, agreed=agreed, programs=programs)
-    else:
-        line = STATED_LINE.format(goal=goal.rstrip(".:") or "The answer", value=shown, agreed=agreed,
-                                  programs=programs)
+    head = goal if goal.endswith("?") else (goal.rstrip(".:") or "The answer") + ":"
+    line = STATED_LINE.format(head=head, value=shown, agreed=agreed, programs=programs)
     return "\n".join([line, FINAL_LINE.format(value=shown)])
