@@ -1,0 +1,62 @@
+"""Check the paraphrase files against their sources (run from anywhere: python3 validate.py)."""
+import json, os, sys
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAIN = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+SRC = os.environ.get("EVAL_SRC", "/work/shared/eval")
+ROWS = [242, 247, 248, 253, 258, 259, 261, 275, 281, 294, 303, 304, 306, 312, 315, 330, 337, 342, 343, 359,
+        374, 376, 378, 379, 385, 394, 397, 400, 405, 408, 413, 436, 447, 449, 452, 453, 454, 456, 461, 475]
+STOCK = ["double angular brackets", "markdown divider", "six asterisk", "section x", "p.p.s",
+         "your entire response", "in your response, the word", "in your entire response, refrain from",
+         "wrap your entire response with double quotation marks", "answer with at least", "answer with at most",
+         "paragraphs are separated with the markdown divider", "do not include keywords", "include keywords",
+         "highlighted section", "is it true that"]
+err = []
+def load(p): return [json.loads(l) for l in open(p, encoding="utf-8") if l.strip()]
+def stock(text, where):
+    for ph in STOCK:
+        if ph in text.lower(): err.append(f"{where}: stock phrase {ph!r}")
+
+src = open(f"{SRC}/instructions_dev.jsonl").read().splitlines()
+ife = load(f"{HERE}/ifeval_validate.jsonl")
+if [o["row"] for o in ife] != ROWS: err.append("ifeval rows/order differ")
+for o in ife:
+    s = json.loads(src[o["row"] - 1])
+    for k in ("key", "instruction_id_list", "kwargs"):
+        if o[k] != s[k]: err.append(f"ifeval row {o['row']}: {k} differs")
+    if o["original"] != s["prompt"]: err.append(f"ifeval row {o['row']}: original differs")
+    if o["prompt"] == s["prompt"]: err.append(f"ifeval row {o['row']}: not paraphrased")
+    p = o["prompt"]
+    for kw in s["kwargs"]:
+        if kw and "prompt_to_repeat" in kw:
+            if kw["prompt_to_repeat"] not in p: err.append(f"ifeval row {o['row']}: repeat text not verbatim")
+            p = p.replace(kw["prompt_to_repeat"], "")  # verbatim source text is exempt from the stock check
+    stock(p, f"ifeval row {o['row']}")
+    if "detectable_content:postscript" in s["instruction_id_list"]:
+        m = [kw for kw in s["kwargs"] if kw and "postscript_marker" in kw][0]["postscript_marker"]
+        if m not in p: err.append(f"ifeval row {o['row']}: marker {m} missing")
+    for kw in s["kwargs"]:
+        if kw and "end_phrase" in kw and kw["end_phrase"] not in p: err.append(f"ifeval row {o['row']}: end phrase missing")
+
+g = open(f"{SRC}/gsm8k_dev100.jsonl").read().splitlines()
+gs = load(f"{HERE}/gsm8k_validate.jsonl")
+if [o["row"] for o in gs] != list(range(41, 61)): err.append("gsm8k rows differ")
+for o in gs:
+    s = json.loads(g[o["row"] - 1])
+    if o["answer"] != s["answer"]: err.append(f"gsm8k row {o['row']}: answer differs")
+    if o["original"] != s["question"]: err.append(f"gsm8k row {o['row']}: original differs")
+    if o["question"] == s["question"]: err.append(f"gsm8k row {o['row']}: not paraphrased")
+    stock(o["question"], f"gsm8k row {o['row']}")
+
+ws = load(f"{MAIN}/hierplan/eval/data/writing20.jsonl")
+wp = load(f"{HERE}/writing.jsonl")
+if len(wp) != 20 or len(ws) != 20: err.append("writing: not 20 lines")
+for i, (o, s) in enumerate(zip(wp, ws), 1):
+    if o["requirements"] != s["requirements"]: err.append(f"writing {i}: requirements differ")
+    if o["original"] != s["question"]: err.append(f"writing {i}: original differs")
+    if o["question"] == s["question"]: err.append(f"writing {i}: not paraphrased")
+    stock(o["question"], f"writing {i}")
+    for r in s["requirements"]:
+        if r["kind"] == "starts_with" and r["text"] not in o["question"]: err.append(f"writing {i}: begin text missing")
+print(f"ifeval {len(ife)}, gsm8k {len(gs)}, writing {len(wp)}")
+print("\n".join(err) if err else "all checks pass")
+sys.exit(1 if err else 0)
