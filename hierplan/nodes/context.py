@@ -45,7 +45,8 @@ def earlier_programs(results: list[ResultDict], plan: PlanDict, step: StepDict) 
     A Python step's program runs after these, silently, in the same sandboxed interpreter
     (``run_python(code, before=...)``), so Python steps share names like a notebook's cells: ``cost``
     computed in step 1 exists in step 2. Why: the embedded model's failed Python steps were mostly
-    NameErrors for a value an earlier Python step had computed under that very name (docs/eval.md)."""
+    NameErrors for a value an earlier Python step had computed under that very name
+    (bench/notes/eval-notebook.md)."""
     by_id = {s["id"]: s for s in plan["steps"]}
     wanted: set[int] = set()
     todo = list(dependencies(step, plan))

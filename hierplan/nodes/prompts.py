@@ -15,10 +15,10 @@ Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs cal
 # several steps lost values between steps and cost a program each; steps that only presented the number cost
 # planning tokens for nothing); a short piece of writing is one step, and a task with distinct parts one step per
 # part, each one's instruction naming what that part must contain. One piece of writing with rules about its form
-# is one step too: split into sections, each step wrote its section in full and the answer wrote the piece again
-# (IFEval prompts 241-481: 4-8 steps and 6.5x the model alone's time on the first 6, docs/eval.md), where the rules
-# are the final answer's to follow (check_instructions, reviser). Two steps, key points then a draft the answer
-# revises, were tried too: no better than one step on the same prompts, and slower (docs/eval.md).
+# is one step too: split into sections, each step wrote its section in full and the answer wrote the piece again,
+# at several times the model alone's time (bench/notes/eval-notebook.md), where the rules are the final answer's to
+# follow (check_instructions, reviser). Two steps, key points then a draft the answer revises, were tried too: no
+# better than one step on the same prompts, and slower (bench/notes/eval-notebook.md).
 CALCULATION_EXAMPLE = (
     "A shop sells pens for $2 each. Tom buys 3 pens and pays with a $10 bill. How much change does he get?",
     {"goal": "Tom's change in dollars", "assumptions": ["No tax"], "steps": [
@@ -66,7 +66,7 @@ PLANNER_EXAMPLES: dict[str, tuple[tuple[str, dict], ...]] = {
 
 # Shown after the kind's examples only when the run has the user's files: without it the embedded model split a
 # question about a CSV into read / filter / sum steps, each a program of its own, and made up conditions between
-# them (tools15: "only the shipped orders" in a question about all of them). It filters nothing: with a filter in
+# them ("only the shipped orders" in a question about all of them). It filters nothing: with a filter in
 # it ("keep the rows whose product is P-7"), plans filtered on a column the question never named. Its file is made
 # up, previewed as a real one is (hierplan.tools.files.preview).
 FILE_EXAMPLE = (
@@ -82,8 +82,8 @@ FILE_EXAMPLE = (
           "depends_on": []}]})
 
 # Shown after the kind's examples only when the graph has registered tools: without them the embedded model copied
-# the one-program examples and planned a Python step for a fact only a tool knows (tools15: 0 tool calls on the
-# stock and rate questions); with only the second, it added a made-up computation to questions a lookup answers.
+# the one-program examples and planned a Python step for a fact only a tool knows, calling no tool for a stock
+# level or a rate; with only the second, it added a made-up computation to questions a lookup answers.
 # Their tools are made up and offered in their own turns, as the real ones are after the task; the grammar lets a
 # plan name only the real tools.
 TOOL_EXAMPLES = (
@@ -139,7 +139,8 @@ Use only the standard library, numpy or pandas. No input(), no network, no files
 
 CODE_USER = "Task: {task}\n{step}"
 # After the request of a numeric task's last Python step: its printed number is the plan's answer. Untold, short
-# plans often ended on a part of the answer (one day's hours of a week's, hours asked in minutes; docs/eval.md).
+# plans often ended on a part of the answer (one day's hours of a week's, hours asked in minutes;
+# bench/notes/eval-notebook.md).
 LAST_COMPUTATION = ("\nThis is the plan's last computation: its program prints the answer to the task's question, "
                     "in the unit the question asks for.")
 
@@ -150,7 +151,7 @@ Use only the standard library. No input()."""
 CHECK_USER = "Task: {task}"
 # The one Python step of a numeric plan (rules.plan.whole_task_step) is asked for as the check is: asked with the
 # step prompt and its examples, its program followed an instruction that named a part of the way and printed that
-# part (docs/eval.md, "What the last 0.3x would cost"). A model-written plan's instruction follows the task as its
+# part (the check-cost runs in bench/notes/eval-notebook.md). A model-written plan's instruction follows the task as its
 # outline (rules.plan.plan_outline); the request begins as the check's does, so the check, drawn after it, finds
 # that beginning in llama.cpp's prompt cache.
 PLAN_OUTLINE = "\nThe plan's outline: {instruction}"
@@ -210,7 +211,7 @@ Write the reply to this task now."""
 
 # The final answer written anew when it broke the task's checkable instructions (the reviser node). The broken
 # answer is not shown: asked to correct a draft, the embedded model sent it back unchanged; asked for a new
-# answer with the problems named, it followed them (docs/eval.md).
+# answer with the problems named, it followed them (bench/notes/eval-notebook.md).
 REVISE_SYSTEM = """You write the reply to the user's task. A previous answer broke some of the task's instructions, listed below. Write a new answer that follows every instruction of the task exactly. Reply with the answer only."""
 REVISE_USER = """Task: {task}
 

@@ -192,8 +192,8 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
     """A failing program (a syntax error, an exception, a timeout, no output) is shown to the model with its
     code, up to the run's ``max_repairs`` times; repairs sample warmer (config.WARM_TEMPERATURE), since at
     the code temperature the small model mostly sent the failed program back unchanged. A repair that still sends
-    back a program that already failed ends the repairs: it is not run again (tools15: one step's three attempts
-    were one program, and its replan's three more)."""
+    back a program that already failed ends the repairs: it is not run again (the small model was seen sending
+    one failed program back on every repair, and again after a replan)."""
     examples = code_example_turns()
 
     def python_step(payload: StepPayload, runtime: Runtime[RunOptions]) -> AgentState:

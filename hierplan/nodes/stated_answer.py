@@ -2,8 +2,8 @@
 without a model call (the run's ``explain`` option sends it to the aggregator model instead).
 
 The aggregator's prose added nothing the vote had not decided: its number was checked against the computation
-and corrected when it differed (answer_check), and it cost a model call in every numeric run (docs/eval.md has
-the time measured with and without it).
+and corrected when it differed (answer_check), and it cost a model call in every numeric run
+(bench/notes/eval-notebook.md, "After the stated answer", has the time measured with and without it).
 """
 
 from __future__ import annotations
