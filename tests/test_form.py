@@ -1,5 +1,5 @@
-"""Form instructions read from a task's words (hierplan.rules.form): what is read, what is checked, and what a
-program fixes without losing anything."""
+"""Form instructions read from a task's words (hierplan.rules.form): what is read, what is not, what is checked,
+and what a program fixes without losing anything. Every sentence here is worded as a person might write it."""
 
 from __future__ import annotations
 
@@ -16,57 +16,177 @@ def kinds(task: str) -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("task, kind", [
-    ("Answer in lowercase letters only, throughout your entire answer.", "lowercase"),
-    ("Make sure the entire response is in English and no capital letters are used.", "lowercase"),
-    ("Your entire response should be in English and in all capital letters.", "uppercase"),
-    ("Write a critique in all capital letters, no lowercase letters allowed.", "uppercase"),
-    ("Please reply in English and capitalize all your words.", "uppercase"),
-    ("Don't use any commas in your entire reply.", "no_commas"),
-    ("You are not allowed to use any commas in your response.", "no_commas"),
-    ("Commas are not allowed in the song.", "no_commas"),
-    ("Wrap your entire response with double quotation marks.", "quoted"),
-    ("Put double quotation marks around your entire response.", "quoted"),
-    ("Wrap your entire output in JSON format.", "json"),
-    ("Include a title wrapped in double angular brackets, i.e. <<title>>.", "title"),
-    ("Give exactly two different responses separated by 6 asterisk symbols ******.", "two_responses"),
+    # every letter lowercase, said in several ways
+    ("Please keep every letter lowercase.", "lowercase"),
+    ("Don't capitalize anything, not even names.", "lowercase"),
+    ("Type it all in lower case, like a text message.", "lowercase"),
+    ("Reply in lowercase only.", "lowercase"),
+    ("The note must not contain a single capital letter.", "lowercase"),
+    ("No capitals anywhere, please.", "lowercase"),
+    ("Send me a haiku about frost without capitalization.", "lowercase"),
+    ("Jot down a shopping list for me using only small letters.", "lowercase"),
+    ("Compose a limerick about a goat all in lowercase letters for my niece.", "lowercase"),
+    # every letter a capital
+    ("Answer entirely in capital letters.", "uppercase"),
+    ("Shout it: everything in uppercase!", "uppercase"),
+    ("Write your cheer for the team in ALL CAPS.", "uppercase"),
+    ("Use capital letters only.", "uppercase"),
+    ("Make sure no lowercase letters appear.", "uppercase"),
+    ("Capitalize every letter of your answer.", "uppercase"),
+    ("Can you write it without capital letters?", "lowercase"),
+    # commas
+    ("Please skip commas entirely.", "no_commas"),
+    ("Leave out every comma in the poem.", "no_commas"),
+    ("Don't use a single comma anywhere.", "no_commas"),
+    ("The bio must be comma-free.", "no_commas"),
+    ("Commas are off-limits in this one.", "no_commas"),
+    # quotes around the whole answer
+    ("Put your whole reply in quotation marks.", "quoted"),
+    ("Enclose everything you write in double quotes.", "quoted"),
+    ("Your answer must be enclosed in quotes.", "quoted"),
+    ("The reply should be brief and be wrapped in quotation marks.", "quoted"),
+    # JSON
+    ("Answer in JSON.", "json"),
+    ("Return valid JSON only, nothing else.", "json"),
+    ("Format your answer as a JSON object with the keys name and age.", "json"),
+    ("Your output must be valid JSON.", "json"),
+    # a title in << >>
+    ("Give the story a title in << >>.", "title"),
+    ("Put the headline inside double angle brackets.", "title"),
+    ("Start with a title like <<My Rainy Day>>.", "title"),
+    # two answers split by the separator the task shows
+    ("Write two jokes about cats and put ****** between them.", "two_responses"),
+    ("Give me a pair of slogans for a bakery, split by ******.", "two_responses"),
 ])
-def test_whole_answer_instructions_are_read(task, kind):
+def test_each_requirement_is_read_as_people_put_it(task, kind):
     assert kind in kinds(task)
 
 
-def test_the_words_of_a_count_or_a_marker_are_read():
-    assert kinds("Finish the poem with this exact phrase: \"Can I get my money back?\"")["ends_with"]["text"] == \
-        "Can I get my money back?"
-    assert kinds("Highlight at least 3 sections with markdown, i.e. *highlighted section*.")["highlights"]["min"] == 3
-    assert kinds("Include at least 12 placeholders represented by square brackets, such as [name].")[
-        "placeholders"]["min"] == 12
-    assert kinds("At the end of your response, please explicitly add a postscript starting with P.P.S")[
-        "postscript"]["marker"] == "P.P.S."
-    assert kinds("There should be exactly 3 paragraphs separated by the markdown divider: ***.")["paragraphs"][
-        "count"] == 3
-    assert kinds("Your response must contain 3 sections, mark the beginning of each section with SECTION X.")[
-        "sections"] == {"kind": "sections", "marker": "SECTION", "count": 3}
-    assert kinds("Please provide less than a total of 10 sentences.")["sentences"] == {
-        "kind": "sentences", "min": None, "max": 9}
-    assert kinds("Make sure to use the word war at least 8 times.")["word_times"] == {
-        "kind": "word_times", "word": "war", "min": 8, "max": None}
-    assert kinds("Include the letter \"l\" at least 15 times.")["letter_times"]["min"] == 15
-    assert kinds("Don't contain the letter \"p\" in your reply.")["letter_times"]["max"] == 0
+@pytest.mark.parametrize("task, kind", [
+    ("The letter arrived in lowercase handwriting.", "lowercase"),      # describes a thing, asks nothing
+    ("Name three lowercase Greek letters.", "lowercase"),
+    ("Write the names of the planets in lowercase.", "lowercase"),     # a part of the answer
+    ("Keep everything lowercase except the title.", "lowercase"),      # an exception no program keeps
+    ("Use lowercase letters for variable names.", "lowercase"),
+    ("Why do some alphabets have no capital letters?", "lowercase"),   # a question about case
+    ("Explain when to use capital letters in English.", "uppercase"),
+    ("List the capital letters of Europe's alphabets.", "uppercase"),
+    ("Write the title in capital letters and keep the body short.", "uppercase"),
+    ("Do not write in all caps.", "uppercase"),                        # not all caps is not all lowercase
+    ("Do not write in all caps.", "lowercase"),
+    ("Use words in all caps no more than five times.", "uppercase"),   # some words, not the answer
+    ("Use proper capitalization and punctuation.", "uppercase"),
+    ("Compare life in capitals and small towns.", "uppercase"),
+    ("Don't forget the commas in the address.", "no_commas"),          # asks for commas
+    ("Use no more than two commas.", "no_commas"),                     # a limit, not a ban
+    ("Never omit commas after an introductory phrase.", "no_commas"),
+    ("Don't put a comma after the greeting.", "no_commas"),            # one place, not the whole answer
+    ("Put the book titles in quotation marks.", "quoted"),             # a part of the answer
+    ("Wrap it in single quotes.", "quoted"),                           # not the double quotes checked
+    ("Explain the JSON format to a beginner.", "json"),                # JSON is the subject
+    ("Write a function that parses input in JSON.", "json"),
+    ("Explain how to use JSON format in a web API.", "json"),
+    ("The highlight of the trip was two days in Rome.", "highlights"),
+    ("Highlight three reasons to visit Rome.", "highlights"),          # "point out", no markup named
+    ("Do not use placeholders.", "placeholders"),
+    ("Write 2 paragraphs separated by a blank line.", "placeholders"),
+    ("Don't add a P.S.", "postscript"),
+    ("Her letter had a funny P.S. about the dog; summarise it.", "postscript"),
+    ("Write 2 paragraphs separated by a blank line.", "paragraphs"),   # no separator shown
+    ("Begin with Step 1: gather your tools. Give 4 steps.", "sections"),  # one step named, no marker for each
+    ("Read Chapter 3 and summarize it in 2 paragraphs.", "sections"),
+    ("Each paragraph should have at most 3 sentences.", "sentences"),  # per paragraph, not in all
+    ("Write 3 paragraphs with 4 sentences each.", "sentences"),
+    ("Suggest 4 names for a cafe, with one sentence on each.", "sentences"),
+    ("End each paragraph with \"Amen.\"", "ends_with"),                  # not the whole answer's ending
+    ("Rewrite the text above in simpler words.", "repeat_request"),
+    ("Avoid words that are too long.", "avoid_word"),
+])
+def test_sentences_that_are_not_the_requirement_are_not_read_as_it(task, kind):
+    assert kind not in kinds(task)
 
 
-def test_some_words_in_capitals_is_not_an_all_capitals_answer():
-    assert "uppercase" not in kinds("Use words with all capital letters to highlight key abilities, but make sure "
-                                    "that words with all capital letters appear less than 10 times.")
+def test_case_words_that_disagree_read_no_case():
+    assert {"lowercase", "uppercase"}.isdisjoint(kinds("Write the intro in all caps and the rest in lowercase."))
+    assert kinds("Keep it all lowercase; no capital letters at all.")["lowercase"] == {"kind": "lowercase"}
+
+
+@pytest.mark.parametrize("task, expected", [
+    ("End your reply with the words \"See you soon.\"", {"kind": "ends_with", "text": "See you soon."}),
+    ("Close with the sentence 'Don't give up.'", {"kind": "ends_with", "text": "Don't give up."}),
+    ("The last line of your note should be \"Thanks for reading!\"",
+     {"kind": "ends_with", "text": "Thanks for reading!"}),
+    ("Finish with: Stay curious.", {"kind": "ends_with", "text": "Stay curious."}),
+    ("Mark two passages in italics with single asterisks.", {"kind": "highlights", "min": 2}),
+    ("Italicize at least four phrases.", {"kind": "highlights", "min": 4}),
+    ("Highlight three key phrases using *asterisks*.", {"kind": "highlights", "min": 3}),
+    ("Put at least 3 important sentences in bold.", {"kind": "highlights", "min": 3}),
+    ("Include 3 italic phrases.", {"kind": "highlights", "min": 3}),
+    ("Write 4 sections and highlight each section title with asterisks.", {"kind": "highlights", "min": 4}),
+    ("Use markdown to emphasize some key ideas, like *this*.", {"kind": "highlights", "min": 1}),
+    ("Include at least 5 placeholders like [name] and [date].", {"kind": "placeholders", "min": 5}),
+    ("Leave two blanks in square brackets for the customer to fill in.", {"kind": "placeholders", "min": 2}),
+    ("Use placeholders such as [city] for the details.", {"kind": "placeholders", "min": 1}),
+    ("Add a P.S. at the end.", {"kind": "postscript", "marker": "P.S."}),
+    ("Add a postscript at the end.", {"kind": "postscript", "marker": "P.S."}),    # the usual marker
+    ("Finish with a PPS line thanking the reader.", {"kind": "postscript", "marker": "P.P.S."}),
+    ("Write 3 paragraphs and separate them with ***.", {"kind": "paragraphs", "count": 3}),
+    ("Split the story into four parts, with a *** line between them.", {"kind": "paragraphs", "count": 4}),
+    ("Write a 3-day plan. Label each day Day 1, Day 2 and so on.", {"kind": "sections", "marker": "Day", "count": 3}),
+    ("Plan four days and label each day Day 1 Day 2 Day 3 Day 4.", {"kind": "sections", "marker": "Day", "count": 4}),
+    ("Organize the report into five chapters, numbered Chapter 1 to Chapter 5.",
+     {"kind": "sections", "marker": "Chapter", "count": 5}),
+    ("Your essay needs 4 parts; start each part with PART X.", {"kind": "sections", "marker": "PART", "count": 4}),
+    ("Write the poem in three stanzas; head each stanza with \"Stanza N\".",
+     {"kind": "sections", "marker": "Stanza", "count": 3}),
+    ("Write no more than four sentences.", {"kind": "sentences", "min": None, "max": 4}),
+    ("Keep it to 3 sentences.", {"kind": "sentences", "min": 3, "max": 3}),
+    ("Write a 2-sentence bio.", {"kind": "sentences", "min": 2, "max": 2}),
+    ("Write between 5 and 8 sentences.", {"kind": "sentences", "min": 5, "max": 8}),
+    ("Use under twenty-five sentences.", {"kind": "sentences", "min": None, "max": 24}),
+    ("Use the word \"river\" at least three times.", {"kind": "word_times", "word": "river", "min": 3, "max": None}),
+    ("Mention 'harbor' exactly twice.", {"kind": "word_times", "word": "harbor", "min": 2, "max": 2}),
+    ("The word light should show up no more than 2 times.",
+     {"kind": "word_times", "word": "light", "min": None, "max": 2}),
+    ("Make sure the letter z appears at least 4 times.", {"kind": "letter_times", "letter": "z", "min": 4, "max": None}),
+    ("Use the letter q at least twice.", {"kind": "letter_times", "letter": "q", "min": 2, "max": None}),
+    ("Avoid using the letter i more than twice.", {"kind": "letter_times", "letter": "i", "min": None, "max": 2}),
+    ("Avoid the letter e.", {"kind": "letter_times", "letter": "e", "min": None, "max": 0}),
+    ("The letter k must not appear.", {"kind": "letter_times", "letter": "k", "min": None, "max": 0}),
+    ("Don't use the word sorry.", {"kind": "avoid_word", "word": "sorry"}),
+    ("Avoid saying the word \"literally\".", {"kind": "avoid_word", "word": "literally"}),
+])
+def test_what_is_read_carries_the_tasks_count_marker_or_words(task, expected):
+    assert expected in read_form(task)
+
+
+def test_word_lists_to_leave_out_and_limits_on_a_word():
+    def avoided(task):
+        return [i["word"] for i in read_form(task) if i["kind"] == "avoid_word"]
+
+    assert avoided("Avoid the words \"very\" and \"really\".") == ["very", "really"]
+    assert avoided("Leave out these terms: synergy, leverage, paradigm.") == ["synergy", "leverage", "paradigm"]
+    assert avoided("Please don't use the words cheap or budget.") == ["cheap", "budget"]
+    assert avoided("The words \"cheap\" and \"budget\" must not appear.") == ["cheap", "budget"]
+    assert avoided("Don't use words like \"basically\".") == ["basically"]
+    # a limit on a word is not a ban on it
+    assert read_form("Don't use the word \"very\" more than twice.") == [
+        {"kind": "word_times", "word": "very", "min": None, "max": 2}]
 
 
 def test_a_task_without_form_instructions_reads_none():
-    assert read_form("Write a short thank-you note to a colleague who helped with a project.") == []
+    for task in ("Write a short thank-you note to a colleague who helped with a project.",
+                 "How do capital cities differ from other cities?",
+                 "Summarise the plot of a heist film in a paragraph.",
+                 "Tell me about the history of the comma."):
+        assert read_form(task) == [], task
 
 
 def test_program_fixes_lose_nothing_and_meet_their_instruction():
-    task = ("Write about tea. Your entire response should be in English, and in all lowercase letters. Do not use "
-            "any commas. Wrap your entire response with double quotation marks. End with: That is all.")
+    task = ("Write about tea. Keep every letter lowercase and skip commas entirely. Put your whole reply in quotation "
+            "marks. End with: That is all.")
     instructions = read_form(task)
+    assert {i["kind"] for i in instructions} == {"lowercase", "no_commas", "quoted", "ends_with"}
     draft = "Tea, as Green Tea and Black Tea, is good."
     fixed = fix_form(instructions, draft)
     assert fixed == '"tea as green tea and black tea is good.\nthat is all."'
@@ -74,7 +194,8 @@ def test_program_fixes_lose_nothing_and_meet_their_instruction():
 
 
 def test_json_is_wrapped_as_a_string_and_its_commas_kept():
-    instructions = read_form("Wrap your entire output in JSON format. Do not use any commas.")
+    instructions = read_form("Answer in JSON and don't use a single comma anywhere.")
+    assert {i["kind"] for i in instructions} == {"json", "no_commas"}
     fixed = fix_form(instructions, "Hello, world")
     assert json.loads(fixed) == {"response": "Hello, world"}
     assert fix_form(instructions, '{"a": 1, "b": 2}') == '{"a": 1, "b": 2}'  # already JSON: left alone
@@ -86,10 +207,10 @@ def test_json_is_wrapped_as_a_string_and_its_commas_kept():
     ({"kind": "placeholders", "min": 1}, "Dear [name],", "Dear you,"),
     ({"kind": "postscript", "marker": "P.S."}, "Body.\n\nP.S. See you.", "Body."),
     ({"kind": "paragraphs", "count": 2}, "One.\n***\nTwo.", "One.\n\nTwo."),
-    ({"kind": "sections", "marker": "SECTION", "count": 2}, "SECTION 1\na\nSECTION 2\nb", "SECTION 1\na"),
+    ({"kind": "sections", "marker": "Day", "count": 2}, "Day 1\na\nDay 2\nb", "Day 1\na"),
     ({"kind": "two_responses"}, "First.\n******\nSecond.", "First.\n******\nFirst."),
     ({"kind": "sentences", "min": None, "max": 2}, "One. Two.", "One. Two. Three."),
-    ({"kind": "word_times", "word": "war", "min": 2, "max": None}, "War and war.", "War."),
+    ({"kind": "word_times", "word": "river", "min": 2, "max": None}, "River and river.", "River."),
     ({"kind": "letter_times", "letter": "p", "min": None, "max": 0}, "No such letter.", "Happy."),
 ])
 def test_each_marked_part_is_checked(instruction, good, bad):
@@ -97,8 +218,14 @@ def test_each_marked_part_is_checked(instruction, good, bad):
     assert form_problem(instruction, bad)
 
 
+def test_the_messages_to_the_model_show_the_form_not_a_benchmarks_words():
+    assert form_problem({"kind": "title"}, "No title") == "it needs a title wrapped in << and >>, like <<A Title>>"
+    said = form_problem({"kind": "highlights", "min": 2}, "plain")
+    assert "single asterisks" in said and "*a key phrase*" in said and "section" not in said
+
+
 def test_the_repair_by_program_joins_the_instruction_check():
-    task = "Write three bullet points about tea in all lowercase letters."
+    task = "Write three bullet points about tea and keep every letter lowercase."
     instructions = read_instructions(task)
     draft = "- Green Tea\n- Black Tea\n- White Tea"
     assert problems(instructions, draft) == ["it has capital letters; use only lowercase"]
@@ -106,12 +233,11 @@ def test_the_repair_by_program_joins_the_instruction_check():
 
 
 @pytest.mark.parametrize("task, request_", [
-    ("First repeat the request below, word for word without change, then give your answer.\n\nWrite a story about "
-     "a man. Put the name in double angular brackets.", "Write a story about a man. Put the name in double angular brackets."),
-    ("Is ballistics an actual science?\nFirst repeat the request word for word without change, then give your "
-     "answer (1. do not say any words before repeating the request)", "Is ballistics an actual science?"),
-    ('First, repeat "Could you give me a short summary?" word for word without change, then give your answer.',
-     "Could you give me a short summary?"),
+    ("Before you answer, copy my request below exactly as it is.\n\nSuggest a name for a bakery in Lisbon. Keep it "
+     "to one word.", "Suggest a name for a bakery in Lisbon. Keep it to one word."),
+    ("What makes a sourdough starter fail?\nRepeat my question word for word first, and only then answer it.",
+     "What makes a sourdough starter fail?"),
+    ('Echo "Where do swallows go in winter?" verbatim, then reply.', "Where do swallows go in winter?"),
 ])
 def test_the_request_to_repeat_is_read_and_put_first(task, request_):
     instructions = read_form(task)
@@ -122,4 +248,6 @@ def test_the_request_to_repeat_is_read_and_put_first(task, request_):
 
 
 def test_no_repeat_without_the_instruction():
-    assert all(i["kind"] != "repeat_request" for i in read_form("Repeat after me: tea is good. Then explain why."))
+    for task in ("Repeat after me: tea is good. Then explain why.", "Rewrite the text above in simpler words.",
+                 "Tell me about owls.\n\nWhy do owls repeat their calls at night?"):
+        assert all(i["kind"] != "repeat_request" for i in read_form(task)), task

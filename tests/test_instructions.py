@@ -59,6 +59,29 @@ def test_instructions_are_read_from_the_tasks_words(task, expected):
     assert read_instructions(task) == expected
 
 
+@pytest.mark.parametrize("task, expected", [
+    # up to two words of any kind describe the counted noun
+    ("Suggest four beginner-friendly hiking tips.", [{"kind": "items", "min": 4, "max": 4}]),
+    ("List 5 low-cost marketing ideas for a bookshop.", [{"kind": "items", "min": 5, "max": 5}]),
+    ("Give me 6 quick weekday steps to tidy a desk.", [{"kind": "items", "min": 6, "max": 6}]),
+    # numbers in words, compounds and ranges
+    ("Write twenty-five bullet points on packing for a move.", [{"kind": "bullets", "min": 25, "max": 25}]),
+    ("List a hundred ideas for a garden party.", [{"kind": "items", "min": 100, "max": 100}]),
+    ("Describe your week in twenty five to thirty words.", [{"kind": "words", "min": 25, "max": 30}]),
+    ("Write 4-6 bullet points on bike maintenance.", [{"kind": "bullets", "min": 4, "max": 6}]),
+    ("Give between four and six practical safety reasons.", [{"kind": "items", "min": 4, "max": 6}]),
+    # what is counted is not the list: a plural noun, a count per part, a number about something else
+    ("Write 2 paragraphs with tips on sleep.", []),
+    ("I have 2 dogs and 3 cats; what should I feed them?", []),
+    ("Write a 3-day plan for Porto with 2 key tips per day.", []),
+    ("Give one of the steps in more detail.", []),
+    # a limit on a word is not a ban on it
+    ("Do not use the word 'very' more than twice.", [{"kind": "word_times", "word": "very", "min": None, "max": 2}]),
+])
+def test_counts_are_read_generally_and_only_of_the_list(task, expected):
+    assert read_instructions(task) == expected
+
+
 def test_counts_per_section_become_a_total_and_a_next_instruction_is_not_a_term():
     found = read_instructions("Write two sections with the headings '## Pros' and '## Cons', each with exactly 2 "
                               "bullet points. Mention cost and speed, and keep it under 90 words.")
@@ -208,3 +231,15 @@ def test_a_numeric_answer_is_never_rewritten_even_without_a_computation():
     out = build_graph(model, constrain=False).invoke({"task": "A pen costs 3 dollars. How much do 7 pens cost?"},
                                                      {"configurable": {"thread_id": "nr"}})
     assert out["final"] == repeated and model.count("reviser") == 0 and "instruction_check" not in out
+
+
+@pytest.mark.parametrize("text, value", [
+    ("zero", 0), ("seven", 7), ("nineteen", 19), ("forty", 40), ("twenty-five", 25), ("twenty five", 25),
+    ("ninety-nine", 99), ("a hundred", 100), ("one hundred and five", 105), ("three hundred twelve", 312),
+    ("a dozen", 12), ("two thousand", 2000), ("42", 42),
+    ("a", None), ("hundred", None), ("twenty-fifth", None), ("many", None),
+])
+def test_numbers_in_words_have_one_reader(text, value):
+    from hierplan.rules.numbers import word_number
+
+    assert word_number(text) == value

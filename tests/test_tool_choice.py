@@ -13,7 +13,7 @@ from fakes import FakeExecution, ScriptedChatModel, plan_json, scripted_runner
 from hierplan import build_graph
 from hierplan.nodes.approval import USER_TOOL_REASON
 from hierplan.rules.kind import task_kind
-from hierplan.rules.tools import choose_tools, decide
+from hierplan.rules.tools import choose_tools, decide, stem
 
 
 def is_numeric_task(task: str) -> bool:
@@ -186,13 +186,23 @@ def test_a_one_step_writing_run_calls_the_model_twice_plan_and_answer():
 
 
 def test_a_task_about_the_users_data_may_hold_no_number_and_still_ask_for_one():
-    assert task_kind("What is the total amount in euros of the orders in orders.csv?") == "writing"
-    assert task_kind("What is the total amount in euros of the orders in orders.csv?", with_data=True) == "numeric"
-    assert task_kind("What is the largest amount_eur of an order?", with_data=True) == "numeric"
-    assert task_kind("Write a summary of the report.", with_data=True) == "writing"  # asks for no quantity
-    assert task_kind("What does shipping all of them cost in euros?", with_data=True) == "numeric"
-    assert task_kind("What is the lead time in days of the supplier?", with_data=True) == "numeric"
-    assert task_kind("What time does the museum open?") == "writing"  # holds no number, has no data
+    assert task_kind("What is the sum of the rainfall in rain.csv?") == "writing"  # no number, no data
+    assert task_kind("What is the sum of the rainfall in rain.csv?", with_data=True) == "numeric"
+    assert task_kind("What is the highest rain_mm of a day?", with_data=True) == "numeric"  # a column's name
+    assert task_kind("Write a summary of the survey.", with_data=True) == "writing"  # asks for no quantity
+    assert task_kind("What does renting every bike cost per week?", with_data=True) == "numeric"
+    assert task_kind("What time does the library close?") == "writing"  # holds no number, has no data
+
+
+@pytest.mark.parametrize("task, numeric", [
+    ("Seventeen birds sat on a wire and thirteen flew off. How many stayed?", True),
+    ("Twenty-five pupils share ninety-five pencils equally. How many does each get?", True),
+    ("A hundred chairs stand in rows of eight. How many full rows are there?", True),
+    ("A dozen eggs cost three dollars. How much does one egg cost?", True),
+    ("How many seventeenth-century painters can you name?", False),   # no number in it
+])
+def test_numbers_in_words_count_as_numbers(task, numeric):
+    assert is_numeric_task(task) is numeric
 
 
 def test_with_the_users_files_a_step_that_reads_them_goes_to_python():
@@ -212,24 +222,24 @@ def test_with_the_users_files_a_step_that_reads_them_goes_to_python():
     assert [s["tool"] for s in choose_tools(present, "numeric", files=["orders.csv"])["steps"]] == ["python", "none"]
 
 
-SHOP_TOOLS = {
-    "stock_level": "How many units of a product we have in stock now, by its product code (SKU).",
-    "shipping_rate": "Our shipping rate to a city, in euros per kg.",
-    "supplier": "Who supplies a product, by its product code (SKU), and their lead time in days.",
+TRAVEL_TOOLS = {
+    "weather_forecast": "The forecast for a city: temperature in degrees and the chance of rain, by day.",
+    "flight_search": "Flights between two airports on a date, with their prices in euros.",
+    "translator": "Translates a short text into another language.",
 }
 
 
 @pytest.mark.parametrize("words, planned, chosen", [
-    ("Get the shipping rate to Ostrel.", "stock_level", "shipping_rate"),           # the words name another tool
-    ("Find the company that supplies DASK-CHAIR.", "stock_level", "supplier"),      # supplies ~ supplier
-    ("Look up the supplier's lead time for ORRIN-MUG.", "shipping_rate", "supplier"),
-    ("Look up the stock level for VELK-LAMP.", "stock_level", "stock_level"),       # it names the planned one
-    ("Look up VELK-LAMP.", "supplier", "supplier"),                                # no tool named: the plan's
-    ("Check the stock level and supplier of VELK-LAMP.", "supplier", "supplier"),  # names the planned one too
+    ("Get the weather forecast for Lyon.", "flight_search", "weather_forecast"),     # the words name another tool
+    ("Have the greeting translated into German.", "flight_search", "translator"),  # translated ~ translator
+    ("Searching for flights from Oslo to Rome on May 3.", "translator", "flight_search"),
+    ("Look up the weather forecast for Lyon.", "weather_forecast", "weather_forecast"),  # names the planned one
+    ("Look up Lyon.", "translator", "translator"),                                   # no tool named: the plan's
+    ("Check the weather forecast, then translate it.", "translator", "translator"),  # names the planned one too
 ])
 def test_a_step_naming_one_tool_in_words_and_another_as_its_tool_gets_the_one_its_words_name(words, planned, chosen):
     plan = {"goal": "g", "assumptions": [], "steps": [{**step(1, words), "tool": planned}]}
-    out = choose_tools(plan, "numeric", SHOP_TOOLS)["steps"][0]
+    out = choose_tools(plan, "numeric", TRAVEL_TOOLS)["steps"][0]
     assert out["tool"] == chosen
     if chosen != planned:
         assert out["tool_reason"].startswith(f"the step's words name the registered tool {chosen}")
@@ -237,61 +247,85 @@ def test_a_step_naming_one_tool_in_words_and_another_as_its_tool_gets_the_one_it
         assert out["tool_reason"] == f"the plan names the registered tool {planned}"
 
 
+@pytest.mark.parametrize("forms", [
+    ("forecast", "forecasts", "forecasting", "forecasted", "forecaster"),
+    ("book", "books", "booked", "booking", "booker"),
+    ("translate", "translates", "translating", "translated", "translator", "translation"),
+    ("delivery", "deliveries", "deliver", "delivering", "delivered"),
+    ("ship", "ships", "shipping", "shipped", "shipper"),
+    ("plan", "plans", "planned", "planning", "planner"),
+    ("locate", "located", "locating", "locator", "location"),
+    ("search", "searches", "searching", "searched"),
+    ("city", "cities"),
+    ("box", "boxes"),
+])
+def test_the_stemmer_meets_the_forms_of_one_word(forms):
+    assert len({stem(w) for w in forms}) == 1, {w: stem(w) for w in forms}
+
+
+def test_the_stemmer_keeps_different_words_apart_and_short_words_whole():
+    assert len({stem(w) for w in ("rain", "rainfall", "train", "ring", "string", "bus", "status", "speed")}) == 8
+    assert [stem(w) for w in ("bus", "gas", "class", "sing", "bed")] == ["bus", "gas", "class", "sing", "bed"]
+
+
 def test_two_tools_named_in_words_go_to_the_one_the_step_says_more_of_and_a_tie_to_the_plan():
-    both = {"rate_card": "Prices per city.", "rate_history": "Past prices, by month."}
+    both = {"forecast_daily": "Highs and lows for a city.", "forecast_hourly": "Temperatures by region."}
     plan = {"goal": "g", "assumptions": [], "steps": [
-        {**step(1, "Get the rate card rate and its rate history by month."), "tool": "stock_level"}]}
-    tools = {**both, "stock_level": "Units in stock."}
-    assert choose_tools(plan, "numeric", tools)["steps"][0]["tool"] == "rate_history"  # "month" breaks the tie
-    plan["steps"][0]["instruction"] = "Get the rate card and the rate history."
-    assert choose_tools(plan, "numeric", tools)["steps"][0]["tool"] == "stock_level"  # a tie: the plan's choice
+        {**step(1, "Get the daily forecast and its hourly forecast by region."), "tool": "translator"}]}
+    tools = {**both, "translator": "Translates a text."}
+    assert choose_tools(plan, "numeric", tools)["steps"][0]["tool"] == "forecast_hourly"  # "region" breaks the tie
+    plan["steps"][0]["instruction"] = "Get the daily forecast and the hourly forecast."
+    assert choose_tools(plan, "numeric", tools)["steps"][0]["tool"] == "translator"  # a tie: the plan's choice
     # names only (no descriptions) work as before: a registered tool is kept
-    assert choose_tools(plan, "numeric", list(tools))["steps"][0]["tool"] == "stock_level"
+    assert choose_tools(plan, "numeric", list(tools))["steps"][0]["tool"] == "translator"
 
 
 def test_a_step_whose_tool_the_task_never_names_gets_the_tool_the_task_names_unless_another_step_has_it():
     plan = {"goal": "g", "assumptions": [], "steps": [
-        {**step(1, "Look up the supplier's lead time for VELK-LAMP."), "tool": "supplier"}]}
-    task = "How many units of VELK-LAMP do we have in stock?"
-    out = choose_tools(plan, "numeric", SHOP_TOOLS, task=task)["steps"][0]
-    assert out["tool"] == "stock_level"
-    assert out["tool_reason"] == "the task's words name the registered tool stock_level (stock), none of supplier"
+        {**step(1, "Translate the menu into French."), "tool": "translator"}]}
+    task = "How warm will the weather be in Lyon on Friday?"
+    out = choose_tools(plan, "numeric", TRAVEL_TOOLS, task=task)["steps"][0]
+    assert out["tool"] == "weather_forecast"
+    assert out["tool_reason"] == ("the task's words name the registered tool weather_forecast (weather), none of "
+                                  "translator")
     # the task names the planned tool: kept; without the task's words: kept
-    assert choose_tools(plan, "numeric", SHOP_TOOLS, task="Who supplies VELK-LAMP?")["steps"][0]["tool"] == "supplier"
-    assert choose_tools(plan, "numeric", SHOP_TOOLS)["steps"][0]["tool"] == "supplier"
+    assert choose_tools(plan, "numeric", TRAVEL_TOOLS, task="Translate 'good morning' into French.")["steps"][0][
+        "tool"] == "translator"
+    assert choose_tools(plan, "numeric", TRAVEL_TOOLS)["steps"][0]["tool"] == "translator"
     # another step already calls the tool the task names: this one is left as planned
-    two = {**plan, "steps": [{**step(1, "Look up the stock level."), "tool": "stock_level"},
-                             {**step(2, "Look up the lead time."), "tool": "supplier"}]}
-    assert [s["tool"] for s in choose_tools(two, "numeric", SHOP_TOOLS, task=task)["steps"]] == [
-        "stock_level", "supplier"]
+    two = {**plan, "steps": [{**step(1, "Look up the weather forecast."), "tool": "weather_forecast"},
+                             {**step(2, "Translate the forecast."), "tool": "translator"}]}
+    assert [s["tool"] for s in choose_tools(two, "numeric", TRAVEL_TOOLS, task=task)["steps"]] == [
+        "weather_forecast", "translator"]
 
 
 def test_a_step_naming_a_tool_but_reading_the_users_file_goes_to_python():
     plan = {"goal": "g", "assumptions": [], "steps": [
-        {**step(1, "Look up the temperature of sensor GH-B in sensors.csv."), "tool": "supplier"}]}
-    out = choose_tools(plan, "numeric", SHOP_TOOLS, files=["sensors.csv"])["steps"][0]
-    assert out["tool"] == "python" and "sensors.csv" in out["tool_reason"]
-    # the step names its tool too ("stock level ... in stock.csv"): the tool is kept; no files: kept
-    both = {**plan, "steps": [{**step(1, "Look up the stock level of the items in items.csv."), "tool": "stock_level"}]}
-    assert choose_tools(both, "numeric", SHOP_TOOLS, files=["items.csv"])["steps"][0]["tool"] == "stock_level"
-    assert choose_tools(plan, "numeric", SHOP_TOOLS)["steps"][0]["tool"] == "supplier"
+        {**step(1, "Read the rainfall of March from rain.csv."), "tool": "translator"}]}
+    out = choose_tools(plan, "numeric", TRAVEL_TOOLS, files=["rain.csv"])["steps"][0]
+    assert out["tool"] == "python" and "rain.csv" in out["tool_reason"]
+    # the step names its tool too ("weather forecast ... in cities.csv"): the tool is kept; no files: kept
+    both = {**plan, "steps": [{**step(1, "Get the weather forecast of the cities in cities.csv."),
+                               "tool": "weather_forecast"}]}
+    assert choose_tools(both, "numeric", TRAVEL_TOOLS, files=["cities.csv"])["steps"][0]["tool"] == "weather_forecast"
+    assert choose_tools(plan, "numeric", TRAVEL_TOOLS)["steps"][0]["tool"] == "translator"
 
 
 def test_a_numeric_plan_that_only_calls_tools_computes_when_the_task_gives_numbers_or_files():
     lookup = {"goal": "g", "assumptions": [], "steps": [
-        {**step(1, "Look up the shipping rate to Brisk Harbor."), "tool": "shipping_rate"}]}
-    out = choose_tools(lookup, "numeric", SHOP_TOOLS, task="What does shipping 12 kg to Brisk Harbor cost?")
-    assert [s["tool"] for s in out["steps"]] == ["shipping_rate", "python"]
+        {**step(1, "Search flights from Oslo to Rome."), "tool": "flight_search"}]}
+    out = choose_tools(lookup, "numeric", TRAVEL_TOOLS, task="What do 3 tickets from Oslo to Rome cost in all?")
+    assert [s["tool"] for s in out["steps"]] == ["flight_search", "python"]
     added = out["steps"][1]
     assert added["id"] == 2 and added["depends_on"] == [1] and "gives numbers" in added["tool_reason"]
-    with_file = choose_tools(lookup, "numeric", SHOP_TOOLS, files=["parcels.csv"],
-                             task="What does shipping the parcels in parcels.csv cost?")
-    assert [s["tool"] for s in with_file["steps"]] == ["shipping_rate", "python"]
+    with_file = choose_tools(lookup, "numeric", TRAVEL_TOOLS, files=["trips.csv"],
+                             task="What do the flights for the trips in trips.csv cost?")
+    assert [s["tool"] for s in with_file["steps"]] == ["flight_search", "python"]
     # a lookup the task asks for as it is: no program; nor in a writing task, nor when a step computes already
-    assert len(choose_tools(lookup, "numeric", SHOP_TOOLS, task="What is our rate to Ostrel?")["steps"]) == 1
-    assert len(choose_tools(lookup, "writing", SHOP_TOOLS, task="Describe our 3 rates.")["steps"]) == 1
-    computed = {**lookup, "steps": [*lookup["steps"], step(2, "Multiply the rate by 12.", tool="python")]}
-    assert len(choose_tools(computed, "numeric", SHOP_TOOLS, task="Ship 12 kg: what does it cost?")["steps"]) == 2
+    assert len(choose_tools(lookup, "numeric", TRAVEL_TOOLS, task="What is the cheapest flight to Rome?")["steps"]) == 1
+    assert len(choose_tools(lookup, "writing", TRAVEL_TOOLS, task="Describe our 3 favourite routes.")["steps"]) == 1
+    computed = {**lookup, "steps": [*lookup["steps"], step(2, "Multiply the price by 3.", tool="python")]}
+    assert len(choose_tools(computed, "numeric", TRAVEL_TOOLS, task="Fly 3 of us: what does it cost?")["steps"]) == 2
     # a plan of MAX_STEPS steps has no room for one more
-    full = {**lookup, "steps": [{**step(i, "Look up the stock level."), "tool": "stock_level"} for i in range(1, 9)]}
-    assert len(choose_tools(full, "numeric", SHOP_TOOLS, task="What do 12 cost?")["steps"]) == 8
+    full = {**lookup, "steps": [{**step(i, "Search flights."), "tool": "flight_search"} for i in range(1, 9)]}
+    assert len(choose_tools(full, "numeric", TRAVEL_TOOLS, task="What do 12 tickets cost?")["steps"]) == 8

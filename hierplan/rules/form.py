@@ -1,13 +1,19 @@
 """Instructions about an answer's form, read from the task's words: the case of every letter, no commas, quotes
 around the whole answer, the exact ending, JSON; and parts the answer must mark: a <<title>>, *highlighted*
-sections, [placeholders], a postscript, paragraphs split by ***, numbered SECTION markers, two responses split by
-******, sentence counts, how often a word or a letter appears.
+passages, [placeholders], a postscript, paragraphs split by ***, numbered section markers, two answers split by
+******, sentence counts, how often a word or a letter appears, words and letters to leave out, the request
+repeated first.
 
 Some are fixed by program with nothing lost (``fix_form``): lowercasing, uppercasing, removing commas, quoting,
-appending the asked ending, wrapping the text as a JSON string. The request a task asks to be repeated first is put first. The others are checked (``form_problem``), and an
-answer that breaks one is written anew by the model, told exactly what is wrong (the reviser node).
+appending the asked ending, wrapping the text as a JSON string, putting the request to repeat first. The others
+are checked (``form_problem``), and an answer that breaks one is written anew by the model, told exactly what is
+wrong (the reviser node).
 
-Only general English phrasings are read; nothing here knows any data set. What is not recognised is not checked.
+``read_form`` is a cheap first reader: English patterns for each requirement as people commonly put it ("keep
+every letter lowercase", "no capital letters", "add a P.S. at the end", "separate the paragraphs with ***"),
+written to miss rather than misread: a case word about part of the answer ("the title in capitals"), a marker the
+task does not show, or a count it does not give, is not read. What the patterns do not recognise is not checked
+by this module.
 """
 
 from __future__ import annotations
@@ -16,85 +22,254 @@ import json
 import re
 from typing import Any
 
+from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
 from hierplan.rules.text import split_code
 
-NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-NUMBER_WORDS.update({"a": 1, "an": 1, "single": 1, "once": 1, "twice": 2, "thrice": 3})
-_N = r"(\d{1,4}|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
-_QUOTED = r"(?:\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|'([^']+)')"
-_WHOLE = r"(?:entire|whole|full)\s+(?:response|answer|reply|output|text|essay|letter|email|story|poem|post)"
+# A count: digits, a number in words (rules.numbers), or "a"/"an"/"single" for one.
+_N = r"(\d{1,4}|" + NUMBER_WORDS_PATTERN + r"|an?|single)"
+# A count given as a number ("a 2 paragraph essay" counts 2, not "a").
+_COUNT = r"(\d{1,4}|" + NUMBER_WORDS_PATTERN + r")"
+_ONE = {"a": 1, "an": 1, "single": 1, "once": 1, "twice": 2, "thrice": 3}
+# Quoted text: "...", “...”, ‘...’ or '...' (an apostrophe inside a word, as in 'don't', does not close it).
+QUOTED = (r"(?:\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d|\u2018([^\u2019\n]+)\u2019|"
+           r"'((?:[^'\n]|(?<=\w)'(?=\w))+)'(?!\w))")
+# The end of a clause: a sentence's stop, a semicolon or colon, a line break.
+_CLAUSE_END = r"[.!?;:\n](?=\s|$)|\n"
+# Words that negate what follows them within a few words.
+_NEGATION = (r"\b(?:no|not|never|without|avoid(?:ing)?|nor|zero|cannot|don'?t|doesn'?t|shouldn'?t|mustn'?t|"
+             r"won'?t|can'?t|refrain\s+from)\b")
+# A number in words or digits, anywhere ("more than two", "3 times"): a limit, not a ban.
+_ANY_NUMBER_RE = re.compile(r"\b(?:\d+|" + NUMBER_WORDS_PATTERN + r"|once|twice|thrice)\b", re.I)
 
-_UPPER_RE = re.compile(
-    rf"\b{_WHOLE}\b[^.!?]*?\b(?:in\s+)?(?:all\s+)?(?:capital\s+letters|upper\s?case(?:\s+letters)?|all\s+caps)\b"
-    r"|\b(?:in|using|with|use)\s+(?:all\s+)?(?:capital\s+letters|upper\s?case\s+letters|all\s+caps)\s*(?:only)?\b"
-    r"(?!\s+(?:to|that|appear|should|in\s+your|at\s+least|less|more|for))"
-    r"|\bno\s+lower\s?case\s+letters\b|\ball\s+(?:in\s+)?capital\s+letters\b"
-    r"|\bcapitali[sz]e\s+(?:all|every|each)\s+(?:of\s+)?(?:your\s+|the\s+)?(?:words|letters)\b", re.I)
-# "words in all capital letters appear at most 10 times" is about some words, not the whole answer.
-_SOME_WORDS_RE = re.compile(r"\bwords?\s+(?:with|in)\s+all\s+(?:capital\s+letters|caps)\b|\ball[- ]caps\s+words\b",
-                            re.I)
-_LOWER_RE = re.compile(
-    r"(?<!no )\b(?:in\s+)?(?:all\s+)?lower\s?case(?:\s+letters|\s+english|\s+only)?\b(?!\s+letters\s+allowed)"
-    r"|\bno\s+capitalization\b|\b(?:not|no|without)\b[^.]{0,60}?\b(?:capital\s+letters|capitali[sz]ed)\b"
-    r"|\blowercased\b", re.I)
+# --- Case ------------------------------------------------------------------------------------------------------
+_CAPS = r"(?:capital\s+letters?|capitals|capitali[sz]ation|upper[\s-]?case(?:\s+letters?)?|all[\s-]caps|caps|" \
+        r"block\s+(?:capitals|letters))"
+_LOWER = r"(?:lower[\s-]?case(?:d)?(?:\s+letters?)?|small\s+letters)"
+_CASE_RE = re.compile(rf"\b(?:(?P<caps>{_CAPS})|(?P<lower>{_LOWER}))\b", re.I)
+_EVERY = r"(?:all|only|entirely|completely|fully|solely|exclusively|purely|strictly|just|everything|" \
+         r"every\s+(?:single\s+)?(?:letter|word|character)s?|all\s+(?:the\s+|of\s+the\s+)?(?:letters|words|text))"
+# What stands before a case word when it is about the whole answer: "in lowercase", "all lowercase", "every letter
+# lowercase", "keep it lowercase", "should be in capitals".
+_WHOLE_BEFORE_RE = re.compile(
+    rf"(?:\b(?:in|into)\s+(?:all\s+)?|\b{_EVERY}\s+(?:[\w']+\s+){{0,2}}?(?:in\s+)?|"
+    r"\b(?:be|is|are|stay|stays|remain|remains|written|typed|keep\s+(?:it|them|everything|all))\s+"
+    r"(?:only\s+|all\s+)?)$", re.I)
+# "use lowercase", "using capital letters": about the whole answer only when nothing limits it after ("use capital
+# letters in headings", "when to use capital letters in English").
+_USE_BEFORE_RE = re.compile(r"\b(?:use|using)\s+(?:only\s+|all\s+)?$", re.I)
+# A question about case ("Why do some languages have no capital letters?") asks for no case.
+_QUESTION_RE = re.compile(r"^\s*(?:why|how|what|when|where|which|who|whose|do|does|did|is|are|was|were|has|have|had)\b"
+                          r"[^.!?\n]*\?", re.I)
+_UNIVERSAL_BEFORE_RE = re.compile(rf"\b(?:{_EVERY}|in\s+all)\s+(?:[\w']+\s+){{0,2}}?(?:in\s+)?$", re.I)
+# A case word about part of the answer: "the title in capitals", "names in lowercase", "words in all caps".
+_PART_BEFORE_RE = re.compile(
+    r"\b(?<!every\s)(?<!each\s)(?<!all\s)(?<!your\s)(?:titles?|headings?|headlines?|headers?|names?|keywords?|"
+    r"key\s+words?|acronyms?|initials?|labels?|subject\s+lines?|first\s+(?:letters?|words?|lines?)|words?|terms?|"
+    r"phrases?|abbreviations?|nouns?|verbs?|adjectives?)\b(?:\s+[\w'\"\u201c\u201d]+){0,3}?\s+"
+    r"(?:(?:in|with|using|as|written\s+in)\s+)?(?:all\s+)?$", re.I)
+# What may follow a case word about the whole answer ("lowercase letters only", "in capitals, please"); anything
+# else is a noun it describes ("in lowercase handwriting") or a part it is limited to ("capitals for names").
+_WHOLE_AFTER = (r"(?:letters?|characters?|text|english|only|throughout|everywhere|anywhere|please|too|"
+                r"so|then|as\s+well|at\s+all|whatsoever|allowed|permitted|are|is|should|must|will|may|can|shall|used|"
+                r"appear\w*|occur\w*|show\w*|be|anymore|"
+                r"of\s+any|for\s+(?:the\s+|your\s+)?(?:whole|entire|all|every|everything|complete|full)|"
+                r"in\s+(?:your|the|my|this|it|any|all|every)|from\s+(?:start|beginning|top))")
+_WHOLE_AFTER_RE = re.compile(rf"\s*(?:{_WHOLE_AFTER}|and|or|but|with|without|no)\b|\s*$|\s*[^\w\s'-]", re.I)
+_BARE_CAPITALS_AFTER_RE = re.compile(rf"\s*{_WHOLE_AFTER}\b|\s*$|\s*[^\w\s'-]", re.I)
+_NEGATED_BEFORE_RE = re.compile(_NEGATION + r"(?:\s+[\w']+){0,4}?\s+$", re.I)
+_NO_CAPITALIZING_RE = re.compile(
+    r"\b(?:don'?t|do\s+not|never|without|no\s+need\s+to)\s+capitali[sz](?:e|ing)\s+(?:anything|any(?:thing)?\b|"
+    r"a\s+single|(?:any\s+)?(?:of\s+the\s+)?(?:words?|letters?)\b|at\s+all|(?=[.!?;,]|$))"
+    r"|\b(?:nothing|no\s+(?:words?|letters?|characters?)|not\s+(?:a\s+single|one|any)\s+(?:word|letter|character)s?)"
+    r"\b[^.!?;\n]{0,50}?\bcapitali[sz]ed\b", re.I)
+_CAPITALIZE_ALL_RE = re.compile(r"\bcapitali[sz]e\s+(?:every|each|all)\s+(?:single\s+)?(?:of\s+the\s+)?letters?\b"
+                                r"|\bcapitali[sz]e\s+everything\b", re.I)
+
+# --- Commas, quotes, the ending, JSON, a title -------------------------------------------------------------------
 _NO_COMMAS_RE = re.compile(
-    r"\b(?:no|without|never\s+use|not\s+(?:use|using|include)|don't\s+(?:use|include)|avoid(?:\s+using)?|"
-    r"refrain\s+from\s+using)\s+(?:any\s+)?commas?\b|\bcommas?\s+(?:are|is)\s+not\s+(?:allowed|permitted)\b"
-    r"|\b(?:not|no|never|without)\b(?:\s+[\w']+){0,5}?\s+commas?\b", re.I)
-_QUOTED_RE = re.compile(r"\b(?:wrap|enclose|surround|put)\w*\s+[^.!?]{0,100}?\b(?:in|with|within|inside|by)\s+"
-                        r"(?:a\s+pair\s+of\s+)?double\s+quot(?:ation\s*marks?|es)"
-                        r"|\bdouble\s+quot(?:ation\s*marks?|es)\s+around\s+(?:your|the)\s+(?:entire|whole|full)", re.I)
-_END_RE = re.compile(r"\b(?:end|finish|conclude)\w*\s+(?:(?:your|the|it|this)\s+(?:\w+\s+){0,2})?with\s+"
-                     r"(?:the\s+|this\s+|a\s+)?(?:exact\s+|following\s+)*(?:phrase|sentence|words?|line)?\s*(?:of\s+)?"
-                     r":?\s*" + _QUOTED + r"|\bvery\s+end\s+of\s+your\s+\w+\s+should\s+(?:read|be)\s+" + _QUOTED + r"|\b(?:end|finish|conclude)\w*\s+(?:(?:your|the|it|this)\s+(?:\w+\s+){0,2})?with\s*:\s*"
-                     r"([^\n]+?[.!?])\s*(?:$|\n)|\bvery\s+last\s+(?:sentence|line)\s+of\s+your\s+\w+\s+should\s+be\s+"
-                     + _QUOTED, re.I)
-_JSON_RE = re.compile(r"\b(?:in|into|as|using)\s+(?:one\s+|a\s+|valid\s+)?json\b|\bjson\s+(?:format|block|object)\b",
-                      re.I)
-_TITLE_RE = re.compile(r"double\s+angular\s+brackets|<<[^<>\n]{1,60}>>", re.I)
-_HIGHLIGHT_RE = re.compile(r"\bhighlight\w*\s+(?:at\s+least\s+|exactly\s+)?" + _N + r"\s+(?:\w+\s+){0,2}"
-                           r"(?:sections?|parts?|phrases?|words?)\b|\b(?:at\s+least\s+)?" + _N + r"\s+(?:\w+\s+){0,2}"
-                           r"(?:sections?\s+(?:highlighted|in\s+italics?)|(?:italic|highlighted)\s+(?:text\s+)?"
-                           r"(?:sections?|parts?|phrases?))", re.I)
-# "Highlight each section name ...: *section name*" with "5 or more sections" elsewhere in the task.
-_HIGHLIGHT_EACH_RE = re.compile(r"\bhighlight\w*\s+(?:each|every|all)\b[^.]*\*", re.I)
-_N_SECTIONS_RE = re.compile(r"\b(?:at\s+least\s+)?" + _N + r"\s+(?:or\s+more\s+)?(?:\w+\s+)?sections?\b", re.I)
-_PLACEHOLDER_RE = re.compile(r"\b(?:at\s+least\s+)?" + _N + r"\s+placeholders?\b", re.I)
-_POSTSCRIPT_RE = re.compile(r"\bpost\s?script\b|\bP\.\s?(?:P\.\s?)?S\b", re.I)
-_MARKER_RE = re.compile(r"\bP\.\s?P\.\s?S\b\.?|\bP\.\s?S\b\.?")
-_PARAGRAPHS_RE = re.compile(r"\b(?:exactly\s+)?" + _N + r"\s+(?:paragraphs?|sections?|parts?)\b", re.I)
-_DIVIDER_RE = re.compile(r"\*\*\*|markdown\s+divider", re.I)
-# "mark the beginning of each section with SECTION X", "Label each paragraph with PARAGRAPH X": the marker.
-_SECTION_MARKER_RE = re.compile(r"\b(?:mark|label|begin|start|note|denote|with|as|called|titled)\w*\b[^.]{0,60}?"
-                                r"\b([A-Z][A-Za-z]+)\s+X\b")
-_SECTION_COUNT_RE = re.compile(r"\b" + _N + r"[\s-]+(?:\w+\s+){0,2}?(?:sections?|parts?|paragraphs?|days?)\b", re.I)
-_TWO_RESPONSES_RE = re.compile(r"\btwo\s+(?:different\s+)?(?:responses|answers|versions)\b[^.]*|\*{6}", re.I)
-_SENTENCES_RE = re.compile(r"\b(less\s+than|fewer\s+than|at\s+most|no\s+more\s+than|at\s+least|more\s+than|"
-                           r"exactly)\s+(?:a\s+total\s+of\s+)?" + _N + r"\s+sentences\b", re.I)
-_RELATION = r"(at\s+least|less\s+than|fewer\s+than|at\s+most|no\s+more\s+than|more\s+than)"
-_TIMES = r"(?:" + _N + r"(?:\s+or\s+more)?\s+times?|(once|twice|thrice))"
-_FREQUENCY_RE = re.compile(
-    r"\b(?:word|keyword|term)s?\s+(?:" + _QUOTED + r"|([a-z]+))\s+(?:should\s+|must\s+|to\s+|will\s+)?(?:appears?\s+|"
-    r"be\s+used\s+|occurs?\s+)?(?:for\s+)?" + _RELATION + r"?\s*" + _TIMES, re.I)
-_LETTER_RE = re.compile(r"\bletters?\s+[\"']?([a-z])[\"']?\s+(?:should\s+|must\s+|to\s+)?(?:appears?\s+|occurs?\s+)?"
-                        + _RELATION + r"\s+" + _TIMES, re.I)
-# "Avoid using the following keywords: sleep, cook, feed", "The word "key" should not appear".
-_AVOID_LIST_RE = re.compile(r"\b(?:avoid(?:\s+using)?|(?:do|should|must)\s+not\s+(?:use|include)|don't\s+(?:use|include)|"
-                            r"without(?:\s+using)?|exclude)\s+(?:the\s+)?(?:following\s+)?(?:key)?words?\s*:?\s*"
-                            r"((?:" + _QUOTED + r"|[a-z]+)(?:\s*(?:,|and|or)\s*(?:" + _QUOTED + r"|[a-z]+))*)", re.I)
-_NO_LETTER_RE = re.compile(r"(?:\bnot|n't|\bnever)\s+(?:include|contain|use)\s+(?:the\s+|any\s+)?letter\s+[\"']?([a-z])\b",
-                           re.I)
-_AVOID_QUOTED_RE = re.compile(r"(?:\bdo\s+not|n't|\bnot|\bnever)\s+(?:use|include|say|write)\s+((?:" + _QUOTED
-                              + r"(?:\s*,\s*|\s+and\s+|\s+or\s+|\s*,\s*(?:and|or)\s+)?)+)", re.I)
-_STOPWORDS = frozenset("should must to will would can appear appears occur in that the a an be is are of and or".split())
-_NOT_APPEAR_RE = re.compile(r"\b(?:word|keyword)s?\s+" + _QUOTED + r"\s+(?:should|must)\s+not\s+(?:appear|be\s+used)",
-                            re.I)
+    r"\b(?:no|not|never|without|zero|avoid\w*|refrain\w*|don'?t|omit\w*|skip|drop|remove|leave\s+out|free\s+of|ban\w*|"
+    r"forbid\w*)"
+    r"\b(?P<gap>(?:\s+[\w']+){0,5}?)\s+commas?\b(?!\s+(?:after|before|between|in\s+(?:numbers|dates|lists)))"
+    r"|\bcommas?\s+(?:are|is)\s+(?:not\s+(?:allowed|permitted|welcome|ok|okay|to\s+be\s+used|wanted)|forbidden|"
+    r"banned|off[\s-]limits|prohibited|out)\b|\bcomma[\s-]free\b", re.I)
+# "never omit commas", "no more than two commas", "don't forget the commas": not a ban on commas.
+_NOT_A_BAN_RE = re.compile(r"\b(?:forget|miss|skip|omit|drop|leave|remove|more|than|fewer|less|too|many|much|only|"
+                           r"except|overuse|worry|need|bother|care|matter|enough|extra|unnecessary|unneeded)\b", re.I)
+_WHOLE_ANSWER = (r"(?:(?:your|the|this|my)\s+(?:(?:entire|whole|full|complete)\s+)?(?:answer|response|reply|output|"
+                 r"text|message)|(?:your|the)\s+(?:entire|whole|full|complete)\s+\w+|everything(?:\s+you\s+write)?|"
+                 r"it(?:\s+all)?|all\s+of\s+it|the\s+whole\s+thing)")
+_QUOTE_MARKS = r"(?:a\s+pair\s+of\s+)?(?:double\s+)?(?:quotation\s+marks|quotes|quote\s+marks|quotations\s+marks)"
+_QUOTED_RE = re.compile(
+    rf"\b(?:wrap|enclose|surround|put|place|frame)\w*\s+{_WHOLE_ANSWER}\s+(?:\([^()\n]{{0,80}}\)\s+)?"
+    rf"(?:[\w']+\s+){{0,3}}?(?:in|with|within|inside|between|by|into)\s+{_QUOTE_MARKS}\b"
+    rf"|\b{_QUOTE_MARKS}\s+(?:around|round)\s+{_WHOLE_ANSWER}\b"
+    rf"|\b{_WHOLE_ANSWER}\s+(?:should|must|has\s+to|needs\s+to|will|is|are)\s+(?:be\s+)?"
+    rf"(?:(?:wrapped|enclosed|put|placed)\s+)?(?:in|inside|within|between)\s+{_QUOTE_MARKS}\b", re.I)
+# "The answer should be short and be wrapped in double quotes": the sentence's subject is the whole answer.
+_QUOTED_PASSIVE_RE = re.compile(rf"\b(?:be|is|are)\s+(?:wrapped|enclosed|surrounded|put|placed)\s+(?:in|with|within|"
+                                rf"inside|by|between)\s+{_QUOTE_MARKS}\b", re.I)
+_ANSWER_SUBJECT_RE = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:your|the)\s+(?:(?:entire|whole|full|complete)\s+)?"
+                                r"(?:answer|response|reply|output)|it|everything)\b", re.I)
+_SINGLE_QUOTES_RE = re.compile(r"\bsingle\s+quot", re.I)
+_END_VERB = r"\b(?:end|finish|conclude|close|wrap\s+up|sign\s+off)\w*\s+(?!(?:each|every|all)\b)" \
+            r"(?:(?:your|the|it|this|that)\b\s*(?:[\w']+\s+){0,2})?"
+_END_RE = re.compile(
+    _END_VERB + r"(?:with|on|by\s+(?:saying|writing))\s+(?:the\s+|this\s+|a\s+|these\s+)?"
+    r"(?:(?:exact|following|same|precise|very)\s+)*(?:phrase|sentence|words?|line|question|quote|text)?\s*"
+    r"(?:of\s+)?:?\s*" + QUOTED
+    + r"|\b(?:the\s+)?(?:very\s+)?(?:last|final|closing)\s+(?:words?|sentence|line|phrase)\s+"
+    r"(?:of\s+(?:your|the)\s+\w+\s+)?(?:should|must|has\s+to|needs\s+to|will)\s+(?:be|read|say)\s*:?\s*" + QUOTED
+    + r"|\b(?:the\s+)?(?:very\s+)?end\s+of\s+(?:your|the)\s+\w+\s+(?:should|must|has\s+to|needs\s+to)\s+(?:be|read|say)"
+    r"\s*:?\s*" + QUOTED
+    + "|" + _END_VERB + r"with\s*:\s*([^\n]+?[.!?])\s*(?:$|\n)", re.I)
+_JSON_RE = re.compile(
+    r"\b(?:answer|respond|reply|output|return|format|give|write|provide|present|put|wrap|structure|send|deliver)\w*"
+    r"\s+(?P<gap>(?:[\w',]+\s+){0,6}?)(?:in|as|into|with|using)\s+(?:(?:a|an|one|valid|pure|proper|strict|"
+    r"well-formed|only)\s+)*json\b"
+    r"|\b(?:entire|whole|full|complete)\s+(?:output|answer|response|reply)\b[^.!?\n]{0,40}?\bjson\b"
+    r"|(?<!how\sto\s)\b(?:use|using)\s+(?:(?:a|valid|proper|strict)\s+)?json\s+(?:format|formatting|syntax)\b"
+    r"(?!\s+(?:for|to|in)\b)"
+    r"|\bjson\s+only\b|\bonly\s+(?:valid\s+)?json\b|\bnothing\s+(?:but|except|other\s+than)\s+(?:valid\s+)?json\b"
+    r"|\b(?:your|the)\s+(?:answer|response|reply|output)\s+(?:should|must|has\s+to|needs\s+to|will)\s+be\s+"
+    r"(?:(?:a|an|one|valid|pure|well-formed)\s+)*json\b", re.I)
+# "Write a function that parses JSON", "explain how to load JSON": JSON is the subject, not the answer's format.
+_JSON_SUBJECT_RE = re.compile(r"\b(?:function|code|script|program|class|parser|pars\w*|read\w*|load\w*|that|which|"
+                              r"how|file|files|data\s+from|convert\w*\s+(?:it|them|this|these)\s+from)\b", re.I)
+_TITLE_RE = re.compile(r"<<[^<>\n]{0,60}>>|\bdouble\s+angled?\s+brackets\b|\bdouble\s+chevrons\b", re.I)
 
-# "First repeat the request word for word, then give your answer": the paragraph that says so, and what it names.
-_REPEAT_RE = re.compile(r"\bre(?:p|pl)eat\b[^\n]{0,80}?\b(?:request|prompt|question|sentence|text|line)s?\b", re.I)
-_REPEAT_QUOTED_RE = re.compile(r"\brepeat\s+" + _QUOTED + r"\s+word\s+for\s+word", re.I)
+# --- Marked parts: highlights, placeholders, a postscript ---------------------------------------------------------
+_TEXT_UNITS = r"(?:sections?|parts?|phrases?|words?|passages?|terms?|sentences?|lines?|spans?|bits?|snippets?|" \
+              r"excerpts?|pieces?|places?|spots?|fragments?|expressions?|names?)"
+_UNIT_OR_NOUN = r"(?:(?:[\w'-]+\s+){0,2}?" + _TEXT_UNITS + r"|(?:[\w'-]+\s+){0,2}?[\w'-]+)"
+_MARKED = r"(?:in\s+italics?|italici[sz]ed|highlighted|emphasi[sz]ed|in\s+bold|bold(?:ed|faced)?|" \
+          r"with\s+(?:single\s+)?asterisks|(?:wrapped|enclosed|marked)\s+(?:in|with)\s+(?:single\s+)?asterisks)"
+_HIGHLIGHT_RES = (
+    # "highlight at least 3 key phrases", "italicize two passages", "bold 4 terms"
+    re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|embolden|bold(?:face)?)\w*\s+(?:at\s+least\s+|exactly\s+|"
+               r"a\s+minimum\s+of\s+|no\s+fewer\s+than\s+)?" + _N + r"\s+(?P<what>" + _UNIT_OR_NOUN + r")\b", re.I),
+    # "mark two passages in italics", "put 3 phrases in bold", "at least six sections should be highlighted"
+    re.compile(r"\b(?:at\s+least\s+|exactly\s+|a\s+minimum\s+of\s+|no\s+fewer\s+than\s+)?" + _N + r"\s+"
+               r"(?P<what>(?:[\w'-]+\s+){0,2}?[\w'-]+)\s+"
+               r"(?:(?:should|must|need\s+to|will|to)\s+be\s+|that\s+(?:are|is)\s+)?" + _MARKED + r"\b", re.I),
+    # "3 highlighted passages", "two italic phrases", "2 bolded terms"
+    re.compile(r"\b" + _N + r"\s+(?:[\w'-]+\s+)?(?:italic|italici[sz]ed|highlighted|bold(?:ed)?|emphasi[sz]ed)\s+"
+               r"(?:text\s+)?(?P<what>" + _TEXT_UNITS + r")\b", re.I),
+)
+# Markup named near a highlight: what makes "highlight three reasons" a request for marked text.
+_MARKUP_RE = re.compile(r"\*|asterisk|italic|bold|markdown|emphasis", re.I)
+_HIGHLIGHT_SOME_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold)\w*\s+(?:some|a\s+few|several|"
+                                r"key|important|the\s+(?:key|main|most\s+important))\b", re.I)
+# "Highlight each section title with asterisks" with "in 4 sections" elsewhere: as many highlights as sections.
+_HIGHLIGHT_EACH_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold)\w*\s+(?:each|every|all)\s+"
+                                r"(?:of\s+the\s+)?(?:[\w'-]+\s+){0,2}?(?P<unit>sections?|parts?|paragraphs?|days?)",
+                                re.I)
+_PLACEHOLDER_RES = (
+    re.compile(r"\b(?:at\s+least\s+|a\s+minimum\s+of\s+|no\s+fewer\s+than\s+)?" + _N
+               + r"\s+(?:[\w'-]+\s+){0,2}?placeholders?\b", re.I),
+    re.compile(r"\b(?:at\s+least\s+|a\s+minimum\s+of\s+)?" + _N + r"\s+(?:[\w'-]+\s+){0,3}?(?:in|inside|within|"
+               r"with|using|between)\s+square\s+brackets\b", re.I),
+)
+_PLACEHOLDERS_ANY_RE = re.compile(r"\b(?:use|include|add|leave|put|with|contain\w*|has|have)\s+(?:some\s+)?"
+                                  r"placeholders?\b", re.I)
+# A postscript marker as the task shows it: P.S., P.P.S, PS, PPS (capital letters).
+_MARKER_RE = re.compile(r"(?<![\w.])P\.?\s?(?:P\.?\s?)*S\b\.?")
+_POSTSCRIPT_RE = re.compile(r"\bpost[\s-]?script\b|(?<![\w.])P\.?\s?(?:P\.?\s?)*S\b")
+_POSTSCRIPT_ASKED_RE = re.compile(
+    r"\b(?:add|include|append|attach|end|finish|close|conclude|sign\s+off|put|write|tack|followed|with|want|like|"
+    r"need|should|must|there\s+(?:should|must)\s+be)\b", re.I)
+
+# --- Paragraphs and sections split or marked as the task shows --------------------------------------------------
+_PARAGRAPHS_RE = re.compile(r"\b(?:exactly\s+|precisely\s+)?" + _COUNT + r"[\s-]+(?:[\w'-]+\s+)?"
+                            r"(?:paragraphs?|sections?|parts?|blocks?|chunks?|stanzas?)\b(?!\s*(?:to|-|or)\s*\d)", re.I)
+# Three asterisks as the task shows them (not six: those split two answers).
+_DIVIDER_RE = re.compile(r"(?<!\*)\*\*\*(?!\*)")
+# "Label each section Section 1, Section 2, ...", "start each part with PART X": a capitalised marker word and
+# a number or placeholder the task shows.
+_SECTION_MARKER_RE = re.compile(
+    r"\b(?i:mark|label|begin|start|head|title|number|call|name|open|prefix|introduce|denote|tag|note|precede)\w*\b"
+    r"[^.!?\n]{0,60}?['\"\u201c\u2018]?\b([A-Z][A-Za-z]+)\s+(?:X|N|#|\d{1,3}|\{[^}\n]{0,10}\}|<[^>\n]{0,10}>|"
+    r"\[[^\]\n]{0,10}\])(?=\W|$)")
+_SECTION_UNIT_RE = re.compile(r"\b(?:each|every)\s+(?:of\s+the\s+)?(?:[\w'-]+\s+)?([a-z]+?)s?\b", re.I)
+# Six asterisks as the task shows them, between two answers.
+_TWO_SEPARATOR_RE = re.compile(r"(?<!\*)\*{6}(?!\*)")
+_TWO_RE = re.compile(r"\b(?:two|2|both|pair)\b|\bseparat|\bdivid|\bsplit|\bbetween\b", re.I)
+
+# --- Counts: sentences, words, letters -------------------------------------------------------------------------
+_RELATION = (r"(at\s+least|no\s+fewer\s+than|no\s+less\s+than|a\s+minimum\s+of|minimum\s+of|more\s+than|over|"
+             r"less\s+than|fewer\s+than|under|at\s+most|no\s+more\s+than|up\s+to|a\s+maximum\s+of|maximum\s+of|"
+             r"exactly|precisely)")
+_SENTENCES_RES = (
+    (re.compile(r"\b" + _RELATION + r"\s+(?:a\s+total\s+of\s+)?" + _N + r"\s+sentences?\b", re.I), None),
+    (re.compile(r"\b()" + _N + r"\s+sentences?\s+(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?)\b", re.I), "at most"),
+    (re.compile(r"\b()" + _N + r"\s+(?:or\s+more\s+sentences|sentences?\s+or\s+more)\b", re.I), "at least"),
+    (re.compile(r"\b(?:in|of|with|using|use|write|keep\s+it\s+to|limit\s+(?:it|yourself)\s+to)\s+()" + _N
+                + r"\s+sentences?\b(?!\s+or\b)", re.I), "exactly"),
+    (re.compile(r"\b()" + _N + r"-sentence\b", re.I), "exactly"),
+)
+_SENTENCE_RANGE_RE = re.compile(r"\bbetween\s+" + _N + r"\s+and\s+" + _N + r"\s+sentences\b|\b" + _N
+                                + _TO + _N + r"\s+sentences\b", re.I)
+# "3 sentences per paragraph", "each paragraph with at most 4 sentences": a count per part, not in all.
+_PER_PART_BEFORE_RE = re.compile(r"\b(?:each|every|per)\b[^.!?;\n]{0,30}$", re.I)
+_PER_PART_AFTER_RE = re.compile(r"^\s*(?:each|apiece|per\b|(?:in|on|for|about|of)\s+(?:each|every))", re.I)
+_TIMES = r"(?:" + _N + r"(?:\s+or\s+more)?\s+times?|(once|twice|thrice))"
+# Between the word and its count: "should appear", "must be used", "to show up", "in your answer".
+_TIMES_GAP = (r"(?:(?:should|must|has\s+to|needs?\s+to|to|will|shall|is\s+to|can|may)\s+)?(?:(?:appears?|be\s+used|"
+              r"occurs?|show\s+up|shows\s+up|come\s+up|comes\s+up|be\s+(?:said|mentioned|repeated|included)|feature)"
+              r"\s+)?(?:(?:in\s+(?:your|the)\s+\w+|throughout)\s+)?(?:for\s+)?(?:a\s+total\s+of\s+)?")
+_WORD = r"([A-Za-z][\w'-]*)"
+_WORD_TIMES_RES = (
+    re.compile(r"\b(?:word|keyword|term|name)\s+(?:" + QUOTED + "|" + _WORD + r")\s+" + _TIMES_GAP + _RELATION
+               + r"?\s*" + _TIMES, re.I),
+    re.compile(r"\b(?:use|include|mention|say|repeat|write)\w*\s+(?:the\s+(?:word|keyword|term|phrase|name)\s+)?"
+               + QUOTED + r"\s+" + _TIMES_GAP + _RELATION + r"?\s*" + _TIMES, re.I),
+)
+_LETTER_TIMES_RE = re.compile(r"\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d\u2019]?\s+" + _TIMES_GAP + _RELATION
+                              + r"?\s*" + _TIMES, re.I)
+_STOPWORDS = frozenset("should must to will would can appear appears occur in that the a an be is are of and or "
+                       "you your it this which".split())
+
+# --- Words and letters to leave out -------------------------------------------------------------------------------
+_LEAVE_OUT = (r"(?:avoid(?:ing)?(?:\s+(?:using|saying|writing|mentioning|including))?|"
+              r"(?:do|does|should|must|shall|can|will|may)\s*(?:not|n't)\s+(?:use|include|say|write|mention|contain|"
+              r"have)|don'?t\s+(?:use|include|say|write|mention)|never\s+(?:use|say|"
+              r"write|include|mention)|without(?:\s+(?:using|saying|writing|including|mentioning))?|exclude|"
+              r"leave\s+out|steer\s+clear\s+of|stay\s+away\s+from|refrain\s+from\s+(?:using|saying|writing))")
+_QUOTED_LIST = r"(?:" + QUOTED + r"(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+)?)+"
+# "avoid the words 'very' and 'really'", "don't use the word sorry", "leave out these terms: synergy, leverage"
+_AVOID_QUOTED_RE = re.compile(r"\b" + _LEAVE_OUT + r"\s+(?:the\s+|any\s+of\s+the\s+|these\s+|any\s+)?(?:following\s+)?"
+                              r"(?:(?:key)?words?|terms?|phrases?)?\s*(?:like\s+|such\s+as\s+)?:?\s*\[?("
+                              + _QUOTED_LIST + ")", re.I)
+_AVOID_WORD_RE = re.compile(r"\b" + _LEAVE_OUT + r"\s+the\s+(?:key)?word\s+" + _WORD + r"\b", re.I)
+_AVOID_LIST_RE = re.compile(r"\b" + _LEAVE_OUT + r"\s+(?:the\s+|these\s+|any\s+of\s+the(?:se)?\s+)?(?:following\s+)?"
+                            r"(?:(?:key)?words|terms|phrases)\s*:\s*([A-Za-z][\w'-]*(?:\s*,\s*(?:and\s+|or\s+)?"
+                            r"[A-Za-z][\w'-]*|\s+(?:and|or)\s+[A-Za-z][\w'-]*)*)", re.I)
+# "don't use the word 'very' more than twice" limits the word (word_times): it does not ban it.
+_LIMIT_AFTER_RE = re.compile(r"\s*(?:more\s+than|over|above|beyond|at\s+most|no\s+more\s+than|fewer\s+than|"
+                             r"less\s+than|too\s+(?:often|much|many)|once|twice|thrice|" + _N + r"\s+times)\b", re.I)
+# "don't use the words cheap or budget": an unquoted list that runs to the end of the clause.
+_AVOID_WORDS_RE = re.compile(r"\b" + _LEAVE_OUT + r"\s+(?:the\s+|these\s+)?(?:key)?(?:words|terms)\s+"
+                             r"([A-Za-z][\w'-]*(?:\s*,\s*[A-Za-z][\w'-]*)*\s*,?\s+(?:and|or|nor)\s+[A-Za-z][\w'-]*)"
+                             r"\s*(?=[.;!?\n]|$)", re.I)
+_NOT_APPEAR_RE = re.compile(r"\b(?:word|keyword|term|phrase)s?\s+(" + _QUOTED_LIST + r")\s+(?:should|must|may|can|"
+                            r"is\s+to|are\s+to)\s*(?:not|n't|never)\s+(?:appear|be\s+used|show\s+up|be\s+(?:said|"
+                            r"mentioned|included))|(" + _QUOTED_LIST + r")\s+(?:is|are)\s+(?:banned|forbidden|"
+                            r"off[\s-]limits|not\s+allowed)", re.I)
+_NO_LETTER_RE = re.compile(r"(?:" + _LEAVE_OUT + r"|\bno)\s+(?:the\s+|any\s+)?letter\s+[\"'\u201c\u2018]?([a-z])\b"
+                           r"[\"'\u201d\u2019]?(?!\s+(?:more|over|above|beyond|\d|[a-z]+\s+times))"
+                           r"|\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d\u2019]?\s+(?:should|must|may|can)\s*"
+                           r"(?:not|n't|never)\s+(?:appear|be\s+used|show\s+up)", re.I)
+
+# --- The request repeated first ---------------------------------------------------------------------------------
+# "First repeat my question word for word, then answer", "copy the request above exactly before you reply"
+_REPEAT_RE = re.compile(
+    r"\b(?:repeat|copy|echo|reproduce|restate)\w*\b[^\n.]{0,40}?\b(?:request|prompt|question|task|instruction|text|"
+    r"sentence|line|query|message)s?\b(?=[^\n]{0,120}?\b(?:word\s+(?:for|by)\s+word|verbatim|exactly|without\s+"
+    r"chang|unchanged|as\s+it\s+is|first|before|then)\b)"
+    r"|\b(?:first|before\s+(?:you\s+)?(?:answer|reply|respond)\w*)\b[^\n.]{0,30}?\b(?:repeat|copy|echo|reproduce)\w*\b"
+    r"[^\n.]{0,40}?\b(?:request|prompt|question|task|instruction|text|sentence|line|query|message)s?\b", re.I)
+_REPEAT_QUOTED_RE = re.compile(r"\b(?:repeat|copy|echo|reproduce)\w*\s+(?:the\s+\w+\s+)?" + QUOTED
+                               + r"\s+(?:word\s+(?:for|by)\s+word|verbatim|exactly|unchanged|without\s+chang\w*|first|"
+                                 r"before)", re.I)
 
 PROGRAM_FIXES = ("ends_with", "no_commas", "json", "repeat_request", "lowercase", "uppercase", "quoted")
 """The form instructions fix_form applies, in this order (the case changes after the ending is appended, the
@@ -104,70 +279,235 @@ quotes go on last)."""
 def _num(text: str | None) -> int | None:
     if text is None:
         return None
-    return int(text) if text.isdigit() else NUMBER_WORDS.get(text.lower())
+    return _ONE.get(text.lower().strip()) or word_number(text)
 
 
 def _first(groups: tuple) -> str | None:
     return next((g for g in groups if g), None)
 
 
+def _clause_before(task: str, pos: int) -> str:
+    """The text of the clause ``pos`` is in, up to ``pos``."""
+    starts = [m.end() for m in re.finditer(_CLAUSE_END, task[:pos])]
+    return task[starts[-1] if starts else 0:pos]
+
+
+def _sentence_before(task: str, pos: int) -> str:
+    """The text of the sentence ``pos`` is in, up to ``pos``."""
+    starts = [m.end() for m in re.finditer(r"[.!?\n](?=\s|$)|\n", task[:pos])]
+    return task[starts[-1] if starts else 0:pos]
+
+
+def _case(task: str) -> str | None:
+    """"lowercase", "uppercase" or None: what every case word about the whole answer asks for (None when nothing
+    does, or when they disagree)."""
+    said = set()
+    for m in _CASE_RE.finditer(task):
+        before = _clause_before(task, m.start())
+        if _PART_BEFORE_RE.search(before) or _QUESTION_RE.match(_sentence_before(task, m.start()) + task[m.start():]):
+            continue
+        lower = m.group("lower") is not None
+        word = (m.group("lower") or m.group("caps")).lower()
+        after = task[m.end():]
+        if _NEGATED_BEFORE_RE.search(before):
+            # "no capital letters", "without capitalization": the other case; "not all caps", "not in lowercase":
+            # nothing said about the whole answer.
+            if not _UNIVERSAL_BEFORE_RE.search(before) and not re.search(r"\bin\s+$", before, re.I) and \
+                    _WHOLE_AFTER_RE.match(after) and not word.startswith("all"):
+                said.add("uppercase" if lower else "lowercase")
+            continue
+        if word.startswith("capitali"):
+            continue  # "use proper capitalization" asks for no case
+        whole = _WHOLE_BEFORE_RE.search(before) or word.startswith("all") or re.match(r"\s*only\b", after, re.I)
+        if not (whole or _USE_BEFORE_RE.search(before)):
+            continue
+        after_re = _BARE_CAPITALS_AFTER_RE if word == "capitals" else _WHOLE_AFTER_RE
+        # "in lowercase letters about ..." has its noun; "in lowercase handwriting" describes another one
+        has_noun = whole and re.search(r"(?:letters?|characters?)$", word) and \
+            not re.match(r"\s+of\b(?!\s+any)", after, re.I)
+        if has_noun or after_re.match(after):
+            said.add("lowercase" if lower else "uppercase")
+    if _NO_CAPITALIZING_RE.search(task):
+        said.add("lowercase")
+    if _CAPITALIZE_ALL_RE.search(task):
+        said.add("uppercase")
+    return said.pop() if len(said) == 1 else None
+
+
+def _no_commas(task: str) -> bool:
+    for m in _NO_COMMAS_RE.finditer(task):
+        gap = m.group("gap") or ""
+        if not (_NOT_A_BAN_RE.search(gap) or _ANY_NUMBER_RE.search(gap)):
+            return True
+    return False
+
+
+def _highlights(task: str) -> int | None:
+    """The least number of marked passages the task asks for, or None."""
+    for pattern in _HIGHLIGHT_RES:
+        for m in pattern.finditer(task):
+            rest = re.split(r"(?<=[.!?])\s|\n", task[m.start():], maxsplit=1)[0]
+            # "highlight three reasons" is "point out"; "highlight three phrases" or "... with asterisks" is markup.
+            if pattern is _HIGHLIGHT_RES[0] and not re.search(_TEXT_UNITS + r"$", m.group("what").strip(), re.I) \
+                    and not _MARKUP_RE.search(_clause_before(task, m.start()) + rest):
+                continue
+            if (n := _num(m.group(1))) is not None:
+                return n
+    if m := _HIGHLIGHT_EACH_RE.search(task):
+        unit = m.group("unit").rstrip("s")
+        if count := re.search(r"\b" + _COUNT + r"[\s-]+(?:[\w'-]+\s+){0,2}?" + unit + r"s?\b", task, re.I):
+            return _num(count.group(1))
+    if _HIGHLIGHT_SOME_RE.search(task) and _MARKUP_RE.search(task):
+        return 1
+    return None
+
+
+def _placeholders(task: str) -> int | None:
+    for pattern in _PLACEHOLDER_RES:
+        if (m := pattern.search(task)) and not _NEGATED_BEFORE_RE.search(_clause_before(task, m.start())):
+            return _num(m.group(1))
+    m = _PLACEHOLDERS_ANY_RE.search(task)
+    if m and not _NEGATED_BEFORE_RE.search(_clause_before(task, m.start()) + " "):
+        return 1
+    return None
+
+
+def _postscript(task: str) -> str | None:
+    """The marker of the postscript the task asks for ("P.S.", "P.P.S."), or None."""
+    for m in _POSTSCRIPT_RE.finditer(task):
+        before = _clause_before(task, m.start())
+        if _NEGATED_BEFORE_RE.search(before) or not _POSTSCRIPT_ASKED_RE.search(before + task[m.end():m.end() + 40]):
+            continue
+        markers = _MARKER_RE.findall(task)
+        marker = max(markers, key=lambda s: s.count("P")) if markers else "PS"
+        return ".".join(c for c in marker.upper() if c in "PS") + "."
+    return None
+
+
+def _sections(task: str) -> dict[str, Any] | None:
+    marker = _SECTION_MARKER_RE.search(task)
+    if marker is None:
+        return None
+    word = marker.group(1)
+    numbered = re.findall(r"\b" + re.escape(word) + r"\s+\d{1,3}\b", task)
+    if not (re.search(r"\s(?:X|N|#|\{|<|\[)", marker.group(0)) or len(set(numbered)) > 1
+            or re.search(r"\b(?:each|every)\b", marker.group(0), re.I)):
+        return None  # "Begin with Step 1" names one step: it shows no marker for each part
+    units = {word.lower()} | {u.group(1).lower() for u in _SECTION_UNIT_RE.finditer(task)}
+    nouns = "|".join(re.escape(u) for u in sorted(units, key=len, reverse=True) if len(u) > 2)
+    counts = re.finditer(r"\b(?:at\s+least\s+|exactly\s+)?" + _COUNT + r"[\s-]+(?:[\w'-]+\s+)?(?:" + nouns
+                         + r")s?\b", task, re.I)
+    # "Day 1 Day 2" shows the marker: the 1 after "Day" numbers a part, it does not count them
+    count = next((c for c in counts if not re.search(re.escape(word) + r"\s*$", task[:c.start()])), None)
+    return None if count is None else {"kind": "sections", "marker": word, "count": _num(count.group(1))}
+
+
+def _sentences(task: str) -> list[dict[str, Any]]:
+    found = []
+    for m in _SENTENCE_RANGE_RE.finditer(task):
+        low, high = _num(m.group(1) or m.group(3)), _num(m.group(2) or m.group(4))
+        if low is not None and high is not None and not _per_part(task, m):
+            found.append({"kind": "sentences", "min": low, "max": high})
+    if found:
+        return found
+    read: list[tuple[int, int]] = []
+    for pattern, relation in _SENTENCES_RES:
+        for m in pattern.finditer(task):
+            # "less than a total of 10 sentences" is read once, not again as "of 10 sentences"
+            if not _per_part(task, m) and not any(m.start() < end and start < m.end() for start, end in read):
+                read.append(m.span())
+                found.append({"kind": "sentences", **_bound(relation or m.group(1), _num(m.group(2)))})
+    return found
+
+
+def _per_part(task: str, m: re.Match) -> bool:
+    return bool(_PER_PART_BEFORE_RE.search(_clause_before(task, m.start()))
+                or _PER_PART_AFTER_RE.match(task[m.end():]))
+
+
+def _negated(task: str, m: re.Match) -> bool:
+    return bool(re.search(_NEGATION, _clause_before(task, m.start()), re.I))
+
+
+def _times(relation: str | None, n: int | None, negated: bool) -> dict[str, int | None]:
+    """The bound of a count; under a negation it flips: "avoid the letter i more than twice" is at most 2."""
+    if not negated:
+        return _bound(relation, n)
+    if n is None:
+        return {"min": None, "max": None}
+    relation = re.sub(r"\s+", " ", (relation or "more than").lower())
+    return {"min": None, "max": n - 1 if relation in ("at least", "a minimum of", "minimum of") else n}
+
+
 def read_form(task: str) -> list[dict[str, Any]]:
     """The form instructions in ``task`` as JSON-safe dicts ({"kind", ...})."""
     found: list[dict[str, Any]] = []
-    upper = _UPPER_RE.search(task)
-    if _LOWER_RE.search(task):
-        found.append({"kind": "lowercase"})
-    elif upper and not _SOME_WORDS_RE.search(task[max(0, upper.start() - 30):upper.end()]):
-        found.append({"kind": "uppercase"})
-    if _NO_COMMAS_RE.search(task):
+    if case := _case(task):
+        found.append({"kind": case})
+    if _no_commas(task):
         found.append({"kind": "no_commas"})
-    if _QUOTED_RE.search(task):
+    if (_QUOTED_RE.search(task) or any(_ANSWER_SUBJECT_RE.match(_sentence_before(task, m.start()))
+                                       for m in _QUOTED_PASSIVE_RE.finditer(task))) \
+            and not _SINGLE_QUOTES_RE.search(task):
         found.append({"kind": "quoted"})
     if m := _END_RE.search(task):
         phrase = _first(m.groups())
         if phrase and len(re.findall(r"\w", phrase)) >= 2:
             found.append({"kind": "ends_with", "text": phrase.strip()})
-    if _JSON_RE.search(task):
+    if (m := _JSON_RE.search(task)) and not _JSON_SUBJECT_RE.search(m.group("gap") or ""):
         found.append({"kind": "json"})
     if _TITLE_RE.search(task):
         found.append({"kind": "title"})
-    if m := _HIGHLIGHT_RE.search(task):
-        found.append({"kind": "highlights", "min": _num(_first(m.groups())) or 1})
-    elif _HIGHLIGHT_EACH_RE.search(task) and (m := _N_SECTIONS_RE.search(task)):
-        found.append({"kind": "highlights", "min": _num(m.group(1)) or 1})
-    if m := _PLACEHOLDER_RE.search(task):
-        found.append({"kind": "placeholders", "min": _num(m.group(1)) or 1})
-    if _POSTSCRIPT_RE.search(task) and (markers := _MARKER_RE.findall(task)):
-        found.append({"kind": "postscript", "marker": re.sub(r"\s", "", max(markers, key=len)).rstrip(".") + "."})
-    if (m := _PARAGRAPHS_RE.search(task)) and _DIVIDER_RE.search(task):
+    if (n := _highlights(task)) is not None:
+        found.append({"kind": "highlights", "min": n or 1})
+    if (n := _placeholders(task)) is not None:
+        found.append({"kind": "placeholders", "min": n or 1})
+    if marker := _postscript(task):
+        found.append({"kind": "postscript", "marker": marker})
+    if _DIVIDER_RE.search(task) and (m := _PARAGRAPHS_RE.search(task)):
         found.append({"kind": "paragraphs", "count": _num(m.group(1))})
-    if (marker := _SECTION_MARKER_RE.search(task)) and (count := _SECTION_COUNT_RE.search(task)):
-        found.append({"kind": "sections", "marker": marker.group(1), "count": _num(count.group(1))})
-    if _TWO_RESPONSES_RE.search(task) and re.search(r"\*{6}|six\s+asterisk|6\s+asterisk", task, re.I):
+    if sections := _sections(task):
+        found.append(sections)
+    if _TWO_SEPARATOR_RE.search(task) and _TWO_RE.search(task):
         found.append({"kind": "two_responses"})
-    for m in _SENTENCES_RE.finditer(task):
-        found.append({"kind": "sentences", **_bound(m.group(1), _num(m.group(2)))})
-    for m in _FREQUENCY_RE.finditer(task):
-        if (m.group(4) or "").lower() in _STOPWORDS or not (m.group(5) or "or more" in m.group(0)
-                                                          or m.group(7)):
-            continue
-        found.append({"kind": "word_times", "word": _first(m.groups()[:4]),
-                      **_bound(m.group(5), _num(m.group(6) or m.group(7)))})
-    for m in _LETTER_RE.finditer(task):
+    found += _sentences(task)
+    for pattern in _WORD_TIMES_RES:
+        for m in pattern.finditer(task):
+            word = _first(m.groups()[:m.re.groups - 3])  # the quoted or bare word, before relation and count
+            if not word or word.lower() in _STOPWORDS:
+                continue
+            relation, n = m.group(m.re.groups - 2), _num(m.group(m.re.groups - 1) or m.group(m.re.groups))
+            if "or more" in m.group(0).lower():
+                relation = relation or "at least"
+            found.append({"kind": "word_times", "word": word, **_times(relation, n, _negated(task, m))})
+    for m in _LETTER_TIMES_RE.finditer(task):
         found.append({"kind": "letter_times", "letter": m.group(1).lower(),
-                      **_bound(m.group(2), _num(m.group(3) or m.group(4)))})
-    for m in _AVOID_LIST_RE.finditer(task):
-        words = [_first(q) or q[3] for q in re.findall(_QUOTED + r"|([a-z]+)", m.group(1), re.I)]
-        found += [{"kind": "avoid_word", "word": w} for w in words if w and w.lower() not in ("and", "or")]
+                      **_times(m.group(2), _num(m.group(3) or m.group(4)), _negated(task, m))})
     for m in _NO_LETTER_RE.finditer(task):
-        found.append({"kind": "letter_times", "letter": m.group(1).lower(), "min": None, "max": 0})
+        found.append({"kind": "letter_times", "letter": (m.group(1) or m.group(2)).lower(), "min": None, "max": 0})
     for m in _AVOID_QUOTED_RE.finditer(task):
-        found += [{"kind": "avoid_word", "word": _first(q)} for q in re.findall(_QUOTED, m.group(1))]
+        if not _LIMIT_AFTER_RE.match(task, m.end()):
+            found += [{"kind": "avoid_word", "word": _first(q)} for q in re.findall(QUOTED, m.group(1))]
+    for m in _AVOID_WORD_RE.finditer(task):
+        if m.group(1).lower() not in _STOPWORDS and not _LIMIT_AFTER_RE.match(task, m.end()):
+            found.append({"kind": "avoid_word", "word": m.group(1)})
+    for m in [*_AVOID_LIST_RE.finditer(task), *_AVOID_WORDS_RE.finditer(task)]:
+        found += [{"kind": "avoid_word", "word": w} for w in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+",
+                                                                       m.group(1)) if w]
+    for m in _NOT_APPEAR_RE.finditer(task):
+        found += [{"kind": "avoid_word", "word": _first(q)} for q in re.findall(QUOTED, m.group(1) or m.group(6))]
     if (request := read_repeat(task)) is not None:
         found.append({"kind": "repeat_request", "text": request})
-    for m in _NOT_APPEAR_RE.finditer(task):
-        found.append({"kind": "avoid_word", "word": _first(m.groups())})
-    return [f for f in found if _complete(f)]
+    return _once([f for f in found if _complete(f)])
+
+
+def _once(instructions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each instruction once, in the order first read (two phrasings of one instruction read the same)."""
+    seen: list[dict[str, Any]] = []
+    for instruction in instructions:
+        if instruction not in seen:
+            seen.append(instruction)
+    return seen
 
 
 def _complete(instruction: dict[str, Any]) -> bool:
@@ -195,17 +535,18 @@ def read_repeat(task: str) -> str | None:
 
 
 def _bound(relation: str | None, n: int | None) -> dict[str, int | None]:
-    """{"min", "max"} for "at least 5" (5, None), "less than 5" (None, 4), "at most 5" (None, 5), ..."""
+    """{"min", "max"} for "at least 5" (5, None), "less than 5" (None, 4), "at most 5" (None, 5), "exactly 5"
+    (5, 5), ...; no relation is "at least"."""
     relation = re.sub(r"\s+", " ", (relation or "at least").lower())
     if n is None:
         return {"min": None, "max": None}
-    if relation in ("at least",):
+    if relation in ("at least", "no fewer than", "no less than", "a minimum of", "minimum of"):
         return {"min": n, "max": None}
-    if relation == "more than":
+    if relation in ("more than", "over"):
         return {"min": n + 1, "max": None}
-    if relation in ("less than", "fewer than"):
+    if relation in ("less than", "fewer than", "under"):
         return {"min": None, "max": n - 1}
-    if relation in ("at most", "no more than"):
+    if relation in ("at most", "no more than", "up to", "a maximum of", "maximum of"):
         return {"min": None, "max": n}
     return {"min": n, "max": n}
 
@@ -214,7 +555,7 @@ def _letters(text: str) -> str:
     return "".join(c for c in text if c.isalpha())
 
 
-def _sentences(prose: str) -> int:
+def _count_sentences(prose: str) -> int:
     return len([s for s in re.split(r"(?<=[.!?])\s+|\n+", prose) if re.search(r"\w", s)])
 
 
@@ -248,12 +589,12 @@ def form_problem(instruction: dict[str, Any], text: str) -> str | None:
     if kind == "json":
         return None if _is_json(stripped) else "the whole answer must be valid JSON"
     if kind == "title":
-        return None if re.search(r"<<[^<>\n]+>>", text) else "it needs a title in double angular brackets, like <<A Title>>"
+        return None if re.search(r"<<[^<>\n]+>>", text) else "it needs a title wrapped in << and >>, like <<A Title>>"
     if kind == "highlights":
         n = len(re.findall(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*", text))
         return None if n >= instruction["min"] else (
-            f"it has {n} highlighted sections; mark at least {instruction['min']} with single asterisks, like "
-            f"*highlighted section*")
+            f"it has {n} highlighted passages; mark at least {instruction['min']} with single asterisks, like "
+            f"*a key phrase*")
     if kind == "placeholders":
         n = len(re.findall(r"\[[^\[\]\n]+\]", text))
         return None if n >= instruction["min"] else (
@@ -276,7 +617,7 @@ def form_problem(instruction: dict[str, Any], text: str) -> str | None:
         ok = len(parts) == 2 and all(parts) and parts[0] != parts[1]
         return None if ok else "give exactly two different responses separated by a line with ******"
     if kind == "sentences":
-        n = _sentences(split_code(text)[0])
+        n = _count_sentences(split_code(text)[0])
         return None if _within(n, instruction) else f"it has {n} sentences; the task asks for {_wanted(instruction)}"
     if kind == "repeat_request":
         ok = stripped.strip('"').lower().startswith(instruction["text"].lower())

@@ -1,11 +1,11 @@
 """The explicit, checkable instructions a task states about its answer's form, and a check of an answer against
 them: how many bullet points, numbered steps or headings, how many words, words to avoid, how to begin and end,
-a Python code block, things to mention.
+a Python code block, things to mention; with the form instructions of rules.form.
 
-Read from the task's words with general English patterns ("exactly 5 bullet points", "under 120 words", "do not
-use the word 'simply'"); nothing here knows any task or data set. Only instructions a program can check are
-read: a small model follows a stated count or limit unreliably, and a program counts exactly (the final answer is
-revised against what fails: the check_instructions and reviser nodes). What is not recognised is simply not checked.
+Read from the task's words by English patterns ("exactly 5 bullet points", "under 120 words", "do not use the word
+'simply'"), a cheap first reader: only instructions a program can check are read, and what the patterns do not
+recognise is not checked here. A small model follows a stated count or limit unreliably, and a program counts
+exactly (the final answer is revised against what fails: the check_instructions and reviser nodes).
 """
 
 from __future__ import annotations
@@ -16,24 +16,28 @@ from typing import Any
 
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
 from hierplan.config import MIN_LIST_ITEMS, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
-from hierplan.rules.form import fix_form, form_problem, read_form
+from hierplan.rules.form import QUOTED, fix_form, form_problem, read_form
+from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
 from hierplan.rules.text import PYTHON_LABELS, split_code
 from hierplan.rules.text import words as prose_words
 
-NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-_N = r"(\d{1,4}|" + "|".join(NUMBER_WORDS) + r")"
-_QUOTED = r"(?:'([^']+)'|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\u2018([^\u2019]+)\u2019)"
+_N = r"(\d{1,4}|" + NUMBER_WORDS_PATTERN + r")"
 
 # List items: which kind each noun asks for ("items" is either kind).
 _LIST_NOUNS = r"(bullet[\s-]?points?|bullets?|numbered\s+(?:steps?|items?|points?|list\s+items?)|steps?|items?|" \
               r"points?|questions?|tips?|ideas?|reasons?|examples?|headings?|sections?)"
 _BOUND = r"(exactly|at\s+least|at\s+most|no\s+more\s+than|no\s+fewer\s+than|no\s+less\s+than|up\s+to|between|" \
          r"a\s+maximum\s+of|a\s+minimum\s+of)?"
-_COUNT_RE = re.compile(_BOUND + r"\s*\b" + _N + r"(?:\s*(?:to|-|\u2013|and|or)\s*" + _N + r")?\s+"
-                       r"(?:(?:short|concise|clear|markdown|numbered|bulleted|main|key|distinct|separate|"
-                       r"troubleshooting|interview|[a-z]+-level)\s+){0,2}" + _LIST_NOUNS + r"\b", re.I)
+# Up to two words that describe the list noun ("3 short warm-up questions", "5 beginner-level tips"): not a
+# word that joins or ends a phrase, and not a plural noun, which would be the thing counted ("2 paragraphs with tips"
+# counts paragraphs, not tips).
+_FUNCTION_WORDS = ("a|an|the|of|and|or|nor|but|for|to|in|on|at|by|with|from|per|about|than|that|which|who|each|every|"
+                   "all|any|this|these|those|their|your|our|my|his|her|its|is|are|was|were|be|been|has|have|had|do|"
+                   "does|did|as|if|so|not|no|into|over|under|after|before|between|among|within|without|times|more|"
+                   "less|fewer|most|least")
+_DESCRIBER = r"(?!(?:" + _FUNCTION_WORDS + r")\b)(?![a-z'-]*[^su\W]s\b)[a-z][a-z'-]*"
+_COUNT_RE = re.compile(_BOUND + r"\s*\b" + _N + r"(?:(?:" + _TO + r"|\s*(?:and|or)\s*)" + _N + r")?\s+"
+                       r"(?:" + _DESCRIBER + r"\s+){0,2}?" + _LIST_NOUNS + r"\b", re.I)
 # "numbered steps (at least 4, at most 7)"
 _PAREN_COUNT_RE = re.compile(_LIST_NOUNS + r"\s*\(\s*(?:at\s+least\s+" + _N + r")?\s*,?\s*(?:at\s+most\s+" + _N
                              + r")?\s*\)", re.I)
@@ -41,12 +45,9 @@ _WORDS_MAX_RE = re.compile(r"\b(?<!no )(under|fewer\s+than|less\s+than|at\s+most
                            r"a\s+maximum\s+of|maximum|max\.?)\s+" + _N + r"\s+words\b", re.I)
 _WORDS_MIN_RE = re.compile(r"\b(?<!no )(at\s+least|more\s+than|over|no\s+fewer\s+than|no\s+less\s+than|a\s+minimum\s+of|"
                            r"minimum)\s+" + _N + r"\s+words\b", re.I)
-_WORDS_RANGE_RE = re.compile(r"\b" + _N + r"\s*(?:to|-|\u2013|and)\s*" + _N + r"\s+words\b", re.I)
-_FORBID_RE = re.compile(r"\b(?:do\s+not|don't|never|without|avoid)\s+(?:use|using|say|saying|write|writing|"
-                        r"include|including|mention|mentioning)?\s*(?:the\s+)?(?:words?|terms?|phrases?)\s+"
-                        r"((?:" + _QUOTED + r"(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+nor\s+|\s*,\s*or\s+)?)+)", re.I)
+_WORDS_RANGE_RE = re.compile(r"\b" + _N + r"(?:" + _TO + r"|\s*and\s*)" + _N + r"\s+words\b", re.I)
 _BEGIN_RE = re.compile(r"\b(?:begin|start|open)s?\s+(?:it\s+|(?:the|your)\s+\w+\s+)?with\s+(?:a\s+line\s+|the\s+"
-                       r"line\s+|the\s+words?\s+|a\s+)?" + _QUOTED, re.I)
+                       r"line\s+|the\s+words?\s+|a\s+)?" + QUOTED, re.I)
 _END_QUESTION_RE = re.compile(r"\bend(?:s|ing)?\s+(?:it\s+|(?:the|your)\s+\w+\s+)?(?:by\s+asking|with\s+a\s+"
                               r"question)", re.I)
 _PYTHON_BLOCK_RE = re.compile(r"```\s*python|\bpython\s+(?:code\s+)?block\b|\bcode\s+block\b.*\bpython\b|"
@@ -56,6 +57,8 @@ _MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|inc
 # Checked on every answer, whatever the task says: the same lines said twice.
 ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
 _EACH_RE = re.compile(r"\beach\b", re.I)
+_PER_PART_AFTER_RE = re.compile(r"\s*(?:each|apiece|per\s+\w+|(?:in|on|for|about|of)\s+(?:each|every)|a\s+(?:day|week|"
+                                r"month|year|section|paragraph|person|chapter|topic))\b", re.I)
 # A checklist or list with no count given is still a list (of config.MIN_LIST_ITEMS items at least).
 _LIST_RE = re.compile(r"\b(?:check\s?list|bulleted\s+list|numbered\s+list|list\s+of)\b", re.I)
 LIST_KINDS = ("bullets", "numbered", "items")
@@ -73,13 +76,7 @@ _MARKUP = "*_`#>\"' \t"
 
 
 def _number(text: str | None) -> int | None:
-    if text is None:
-        return None
-    return int(text) if text.isdigit() else NUMBER_WORDS.get(text.lower())
-
-
-def _quoted(match_text: str) -> list[str]:
-    return [next(g for g in m.groups() if g) for m in re.finditer(_QUOTED, match_text)]
+    return word_number(text)
 
 
 def _list_kind(noun: str) -> str:
@@ -111,6 +108,8 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
             continue
         lo, hi = _count_spec(m.group(1), low, high)
         spec = {"kind": _list_kind(m.group(4)), "min": lo, "max": hi}
+        if _PER_PART_AFTER_RE.match(task, m.end()):
+            continue  # "2 tips per day", "3 examples for each": a count per part the task does not number
         # "two sections ..., each with exactly 3 bullet points": counted per section, so in all once they are known
         (per_section if _EACH_RE.search(task[max(0, m.start() - 24):m.start()]) else found).append(spec)
     for m in _PAREN_COUNT_RE.finditer(task):
@@ -137,8 +136,6 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
         n = _number(m.group(2))
         found.append({"kind": "words", "min": n + 1 if m.group(1).lower() in ("more than", "over") else n,
                       "max": None})
-    for m in _FORBID_RE.finditer(task):
-        found += [{"kind": "avoid_word", "word": w} for w in _quoted(m.group(1))]
     if m := _BEGIN_RE.search(task):
         text = next(g for g in m.groups() if g).replace("\u2026", "...").split("...")[0].strip()
         if text:

@@ -2,10 +2,10 @@
 planning; every branch of the graph reads the recorded kind, and a caller may set it instead.
 
 A task is numeric when it asks for a quantity ("how many", "how much", "what is the total ...", "calculate ...")
-and holds at least one number, or comes with the user's data (files, or registered tools to call), where the
-numbers are: "What is the total amount in orders.csv?" holds none. "Write a 3-day itinerary" or "a 5-item
-checklist" hold numbers but ask for no quantity, so they are writing tasks. Only the task's words (and whether
-data came with it) are read: nothing here knows any data set.
+and holds at least one number (in digits or in words: rules.numbers), or comes with the user's data (files, or
+registered tools to call), where the numbers are: "What is the total amount in orders.csv?" holds none. "Write a
+3-day itinerary" or "a 5-item checklist" hold numbers but ask for no quantity, so they are writing tasks. Only the
+task's words (and whether data came with it) are read, by the English patterns below.
 """
 
 from __future__ import annotations
@@ -13,14 +13,17 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from hierplan.rules.numbers import NUMBER_WORDS_PATTERN
+
 TaskKind = Literal["numeric", "writing"]
 NUMERIC: TaskKind = "numeric"
 WRITING: TaskKind = "writing"
 KINDS: tuple[TaskKind, ...] = (NUMERIC, WRITING)
 
-_NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
-                 r"fifty|hundred|thousand|million|half|twice|double|triple|dozen|quarter")
-NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})s?\b", re.IGNORECASE)
+# A number in words (rules.numbers), or a word for a multiple or a part of one.
+_NUMBER_WORDS = (rf"{NUMBER_WORDS_PATTERN}|half|halves|twice|double|triple|quarters?|dozens?|hundreds?|thousands?|"
+                 r"millions?|billions?")
+NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 
 _QUANTITY_NOUNS = (r"total|sum|difference|product|quotient|average|mean|median|cost|costs|price|value|number|"
                    r"amount|percentage|percent|ratio|rate|area|perimeter|volume|speed|distance|profit|loss|"

@@ -1,4 +1,5 @@
-"""Written numbers: the last one in a text, its value, and whether two are the same number."""
+"""Written numbers: the last one in a text, its value, and whether two are the same number; and whole numbers
+written in words ("twenty-five", "a hundred"), read the same way by every rule that reads a count."""
 
 from __future__ import annotations
 
@@ -66,3 +67,53 @@ def number_key(text: str | None) -> str | None:
     """A written number normalised for counting votes ('1,234.0' and '$1234' -> '1234'); None for no number."""
     value = parse_number(text) if text is not None else None
     return None if value is None else format(value.normalize(), "f")
+
+
+# Numbers written in words: "seven", "nineteen", "forty", "twenty-five", "twenty five", "a hundred", "three hundred
+# and twelve", "a dozen", "two thousand". One reader for every rule that reads a count or a quantity in words.
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+WORD_VALUES: dict[str, int] = {**{w: i for i, w in enumerate(_UNITS)}, **{w: 20 + 10 * i for i, w in enumerate(_TENS)}}
+_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000}
+
+
+def _alternatives(words: list[str]) -> str:
+    return "|".join(sorted(words, key=len, reverse=True))  # longest first: "fourteen" before "four"
+
+
+_UNIT = _alternatives(_UNITS)
+_DIGIT_WORD = _alternatives(_UNITS[1:10])
+_BELOW_100 = rf"(?:(?:{_alternatives(_TENS)})(?:[\s-]+(?:{_DIGIT_WORD}))?|{_UNIT})"
+_BELOW_1000 = rf"(?:(?:a|one|{_DIGIT_WORD})\s+hundred(?:\s+(?:and\s+)?{_BELOW_100})?|{_BELOW_100})"
+NUMBER_WORDS_PATTERN = (rf"(?:(?:a|one|{_BELOW_100})\s+(?:thousand|dozen)(?:\s+(?:and\s+)?{_BELOW_1000})?"
+                        rf"|{_BELOW_1000})")
+"""A regex (no groups, no flags) for a whole number written in words, longest reading first; use it with
+re.IGNORECASE and word boundaries around it."""
+RANGE_TO = r"(?:\s*(?:to|\u2013)\s*|(?<=\d)\s*-\s*(?=\d))"
+"""The word or dash between the ends of a range ("4 to 6", "4-6"); a hyphen only between digits, so that
+"twenty-five" is one number, not 20 to 5."""
+NUMBER_WORDS_RE = re.compile(rf"\b{NUMBER_WORDS_PATTERN}\b", re.IGNORECASE)
+
+
+def word_number(text: str | None) -> int | None:
+    """The value of a whole number written in words or digits ('twenty-five' -> 25, 'a hundred' -> 100, 'three
+    hundred and twelve' -> 312, 'a dozen' -> 12, '7' -> 7); None when ``text`` is not one such number."""
+    if text is None:
+        return None
+    text = text.strip().lower()
+    if text.isdigit():
+        return int(text)
+    if not re.fullmatch(NUMBER_WORDS_PATTERN, text, re.IGNORECASE):
+        return None
+    total, current = 0, 0
+    for token in re.split(r"[\s-]+", text):
+        if token in ("a", "and"):
+            current = current or (1 if token == "a" else 0)
+        elif token in WORD_VALUES:
+            current += WORD_VALUES[token]
+        elif token == "thousand":
+            total, current = total + (current or 1) * 1000, 0
+        else:  # hundred, dozen
+            current = (current or 1) * _SCALES[token]
+    return total + current

@@ -38,17 +38,18 @@ A step that names a registered tool (one the graph was built with: a LangChain t
 the rule only chooses among python, llm and none, and rule 3 only picks among those steps. One exception:
 
 7. A step that names a registered tool is checked against its own words and the task's, since a small model
-   offered several tools often names the first or the last one offered (tools15: stock_level planned for a
-   shipping rate, supplier for a stock level) and then writes the step to fit the tool it named:
+   offered several tools often names the first or the last one offered, whatever the step is for, and then
+   writes the step to fit the tool it named:
    a. in a run with files, a step whose words name one of the user's files and not the tool goes to Python
-      (rule 5: the file is read by a program; "Look up the temperature in sensors.csv" is no tool's job);
-   b. a step whose words name another tool (every word of its name: "Get the shipping rate" names
-      shipping_rate) and not its own gets that tool (several: the one whose name and description share the
+      (rule 5: the file is read by a program; "Read the rainfall of March from rain.csv" is no tool's job);
+   b. a step whose words name another tool (every word of its name: "Get the weather forecast" names
+      weather_forecast) and not its own gets that tool (several: the one whose name and description share the
       most words with the step; a tie changes nothing);
    c. a step whose tool's name shares no word with the task, in a task whose words name part of another tool's
       name, gets that tool (several: the largest share of its name, then of its description, in the task; a tie
       changes nothing), unless another step of the plan names it already.
-   Words match in their simple forms ("supplies" names supplier, "ship" shipping: see stem).
+   Words match in their simple forms, by a general English suffix stripper ("forecasts" names forecast,
+   "translated" translator: see stem).
 """
 
 from __future__ import annotations
@@ -104,8 +105,9 @@ DESCRIPTION_STOPWORDS = frozenset(
     "a an and any are as at be by can do does for from get gets given has have how in into is it its of on one or "
     "our the their them then this to use used uses we what when which who with you your".split())
 WORD_RE = re.compile(r"[a-z0-9]+")
-# Rule 7's word forms: the first of these endings a word has is cut (see stem).
-STEM_SUFFIXES = ("ings", "ing", "ers", "er", "ies", "ied", "es", "ed", "s")
+# Rule 7's word forms (see stem): a plural or third-person -s, then -ing or -ed, then an agent's -er or -or, then
+# -ion after t or s; a final e, y or i is dropped, and a doubled final consonant undoubled after a cut.
+_VOWEL_RE = re.compile(r"[aeiouy]")
 
 
 def _text(step: dict[str, Any]) -> str:
@@ -160,21 +162,46 @@ def reads_files(step: dict[str, Any], files: Collection[str]) -> str | None:
 
 
 def _words(text: str) -> list[str]:
-    """Lower-case words; a name's parts too (stock_level, stockLevel and stock-level are stock, level)."""
+    """Lower-case words; a name's parts too (weather_forecast, weatherForecast and weather-forecast are weather,
+    forecast)."""
     return WORD_RE.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
 
 
 def stem(word: str) -> str:
-    """A crude stem, enough to match a tool's name in a step: "supplier", "supplies" and "supply" are suppl,
-    "shipping" and "ship" are ship, "rates" and "rate" are rat."""
-    for suffix in STEM_SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
-            word = word[: -len(suffix)]
-            break
-    if len(word) > 3 and word[-1] in "eiy":
+    """A word's simple form, so that the forms of one word meet: "forecasts", "forecasting" and "forecast" are
+    forecast; "books", "booked", "booking" and "booker" are book; "translate", "translating", "translator" and
+    "translation" are translat; "deliveries", "delivery" and "delivering" are deliv. A general suffix stripper
+    in the manner of the Porter stemmer, not a dictionary: two different words may meet ("number" and "numb"),
+    which rule 7 tolerates since it only compares a step's words with a few tool names."""
+    word = word.lower()
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and len(word) > 3 and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
-    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
-        word = word[:-1]  # shipp -> ship, but not "fall" or "pass"
+    for suffix in ("ing", "ed"):
+        rest = word[: -len(suffix)]
+        if word.endswith(suffix) and len(rest) >= 2 and _VOWEL_RE.search(rest) and not word.endswith("eed"):
+            word = _undouble(rest)
+            break
+    word = _drop_final_vowel(word)
+    for suffix in ("er", "or"):
+        if word.endswith(suffix) and len(word) - 2 >= 3:
+            word = _undouble(word[:-2])
+            break
+    if word.endswith(("tion", "sion")) and len(word) - 3 >= 5:
+        word = word[:-3]
+    return _drop_final_vowel(word)
+
+
+def _undouble(word: str) -> str:
+    """shipp -> ship, planning's plann -> plan; not "fall", "pass" or "buzz"."""
+    return word[:-1] if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "aeioulsz" else word
+
+
+def _drop_final_vowel(word: str) -> str:
+    """rate -> rat (so rating and rate meet), supply -> suppl (so supplier and supply meet); short words kept."""
+    if (len(word) > 2 and word.endswith("e")) or (len(word) > 3 and word.endswith(("y", "i"))):
+        return word[:-1]
     return word
 
 
