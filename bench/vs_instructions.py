@@ -3,6 +3,7 @@
     make bench-deps                                    # lm-eval's checkers, bench-only
     python bench/vs_instructions.py --part validate --out bench-out/ifeval-validate.jsonl
     python bench/vs_instructions.py --part tune --limit 40 --out bench-out/ifeval-tune.jsonl
+    python bench/vs_instructions.py --part validate --phrasing paraphrased --out bench-out/ifeval-para.jsonl
 
 Tasks: ``../shared/eval/instructions_dev.jsonl`` (481 prompts). ``--part tune``: rows 1-240, the only ones looked
 at while tuning; ``--part validate``: a fixed sample of VALIDATE_SIZE rows drawn (seed VALIDATE_SEED) from rows
@@ -10,6 +11,9 @@ at while tuning; ``--part validate``: a fixed sample of VALIDATE_SIZE rows drawn
 ``hierplan`` (build_graph on the same model). Both read only the prompt; the checkers' arguments are read here,
 for scoring only. Every finished prompt is appended to --out at once; the same command resumes a killed run.
 The order of the systems alternates from prompt to prompt.
+
+``--phrasing paraphrased`` (validate only) runs the same rows worded as people write them, none of IFEval's
+stock sentences (bench/data/paraphrase/ifeval_validate.jsonl: same keys and checker arguments).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ifeval_checkers import score  # noqa: E402 (bench-only; after the path is set)
 
 TASKS = ROOT.parent / "shared" / "eval" / "instructions_dev.jsonl"
+PARAPHRASED = ROOT / "bench" / "data" / "paraphrase" / "ifeval_validate.jsonl"
 TUNE_ROWS = range(0, 240)
 VALIDATE_ROWS = range(240, 481)
 VALIDATE_SIZE, VALIDATE_SEED = 40, 30
@@ -58,7 +63,7 @@ def run_direct(model, prompt: str, seed: int) -> tuple[str, int | None]:
 
 
 def run_one(system: str, row_no: int, row: dict[str, Any], *, model, graph, seed: int) -> dict[str, Any]:
-    record: dict[str, Any] = {"system": system, "row": row_no, "key": row["key"],
+    record: dict[str, Any] = {"system": system, "row": row_no, "key": row["key"], "prompt": row["prompt"],
                               "instructions": row["instruction_id_list"], "final": None, "error": None}
     start = time.perf_counter()
     try:
@@ -115,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--part", choices=["tune", "validate"], required=True)
     p.add_argument("--limit", type=int, help="the first N prompts of the part only")
+    p.add_argument("--phrasing", choices=["original", "paraphrased"], default="original")
     p.add_argument("--systems", default=",".join(SYSTEMS))
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--out", required=True, help="per-prompt records, JSON lines")
@@ -129,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = [json.loads(line) for line in TASKS.read_text().splitlines() if line.strip()]
     tasks = select(rows, args.part, args.limit)
+    if args.phrasing == "paraphrased":
+        if args.part != "validate":
+            p.error("--phrasing paraphrased exists for the validate part only")
+        worded = {r["row"]: r for r in map(json.loads, PARAPHRASED.read_text().splitlines()) if r}
+        tasks = [(row_no, {**row, "prompt": worded[row_no]["prompt"]}) for row_no, row in tasks]
+        assert all(worded[n]["key"] == row["key"] and worded[n]["kwargs"] == row["kwargs"] for n, row in tasks)
     systems = tuple(args.systems.split(","))
 
     from hierplan import build_graph, load_chat_model

@@ -29,6 +29,8 @@ TASK_CONTEXT_CHARS = 1500
 # and this budget lets the longest draft plan of schema.MAX_STEPS steps fit (tests/test_planner.py checks it).
 # A plan costs the tokens the model writes, not its budget.
 PLANNER_MAX_NEW_TOKENS = 2300
+READ_MAX_NEW_TOKENS = 400
+"""The read_requirements node's checklist: up to schema.MAX_REQUIREMENTS short items."""
 STEP_MAX_NEW_TOKENS = 400
 CODE_MAX_NEW_TOKENS = 320
 AGGREGATOR_MAX_NEW_TOKENS = 600

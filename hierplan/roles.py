@@ -22,7 +22,7 @@ DEFAULT = "default"
 """The key of a role mapping's model for every role it does not name."""
 
 NODES = {
-    PLANNER: ("planner", "replanner"),
+    PLANNER: ("read_requirements", "planner", "replanner"),
     EXECUTOR: ("python_step", "llm_step", "tool_step", "checker"),
     AGGREGATOR: ("aggregator", "reviser"),
 }

@@ -113,14 +113,6 @@ class DraftRevision(Revision):
     steps: list[DraftStep] = Field(min_length=1, max_length=MAX_REVISED_STEPS)
 
 
-class OneStepDraftPlan(DraftPlan):
-    """A draft plan of exactly one step: what the planner is constrained to for a task that one step does
-    (hierplan.rules.plan.step_bound): one piece of writing (a numeric question asked once is planned by rule, not
-    by the planner). Such a run has no registered tools, so the built-in tool names suffice."""
-
-    steps: list[DraftStep] = Field(min_length=1, max_length=1)
-
-
 @dataclass(frozen=True)
 class PlanModels:
     """The plan models for one set of registered tools: what the planner and replanner are constrained to and
@@ -232,3 +224,35 @@ class StepResult(BaseModel):
 
     def as_state(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+# The requirement kinds the model may read from a task (rules.checklist maps each to a checker's instruction).
+RequirementKind = Literal[
+    "lowercase", "uppercase", "no_commas", "word_count", "sentence_count", "bullet_count", "numbered_count",
+    "heading_count", "highlight_count", "placeholder_count", "title", "postscript", "starts_with", "ends_with",
+    "forbidden_word", "required_word", "word_frequency", "letter_frequency", "json", "quoted"]
+Bound = Literal["at least", "at most", "exactly"]
+MAX_REQUIREMENTS = 6
+MAX_QUOTE_CHARS = 160
+MAX_REQUIREMENT_TEXT_CHARS = 120
+
+
+class Requirement(BaseModel):
+    """One requirement about the answer, as the model read it: the task's own words first (``quote``), so that
+    what it claims can be checked against the task (rules.checklist.grounded)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    quote: str = Field(min_length=1, max_length=MAX_QUOTE_CHARS)
+    kind: RequirementKind
+    number: int | None = Field(default=None, ge=0, le=10_000)
+    bound: Bound | None = None
+    text: str | None = Field(default=None, max_length=MAX_REQUIREMENT_TEXT_CHARS)
+
+
+class Checklist(BaseModel):
+    """What the read_requirements node asks the model for, under the grammar."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    requirements: list[Requirement] = Field(default_factory=list, max_length=MAX_REQUIREMENTS)

@@ -21,6 +21,8 @@ def node_of(messages: list[BaseMessage], graph_node: str | None = None) -> str:
     system = messages[0].content
     if system == prompts.PLANNER_SYSTEM:
         return "planner"
+    if system == prompts.READ_REQUIREMENTS_SYSTEM:
+        return "read_requirements"
     if system == prompts.PLANNER_RETRY_SYSTEM:
         return "planner_retry"
     if system == prompts.CHECK_SYSTEM:
@@ -42,6 +44,10 @@ def node_of(messages: list[BaseMessage], graph_node: str | None = None) -> str:
     return "llm_step"
 
 
+NO_REQUIREMENTS = '{"requirements": []}'
+"""read_requirements' reply unless a test scripts one: the task states no requirement the model reads."""
+
+
 class ScriptedChatModel(BaseChatModel):
     """Replies come from per-node queues (str, or callable(messages) -> str, or callable(messages, kwargs) ->
     str), then from ``default``; every call is recorded."""
@@ -58,7 +64,8 @@ class ScriptedChatModel(BaseChatModel):
         node = node_of(messages, ((run_manager and run_manager.metadata) or {}).get("langgraph_node"))
         self.calls.append({"node": node, "messages": messages, "kwargs": kwargs})
         queue = self.script.get(node) or []
-        reply = queue.pop(0) if queue else self.default.get(node, f"{node} reply {len(self.calls)}")
+        reply = queue.pop(0) if queue else self.default.get(node, NO_REQUIREMENTS if node == "read_requirements"
+                                                             else f"{node} reply {len(self.calls)}")
         if isinstance(reply, BaseException):
             raise reply
         # A callable reply of two parameters also sees the call's keyword arguments (temperature, seed, ...).

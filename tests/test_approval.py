@@ -17,7 +17,7 @@ CONFIG = {"configurable": {"thread_id": "ap"}}
 def waiting_graph():
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])]})
     graph = build_graph(model=model, constrain=False, approve=True)
-    out = graph.invoke({"task": "t"}, CONFIG)
+    out = graph.invoke({"task": "Draft a plan"}, CONFIG)
     return model, graph, out
 
 
@@ -25,7 +25,7 @@ def test_the_run_stops_after_planning_and_shows_the_plan():
     model, graph, out = waiting_graph()
     [pending] = out["__interrupt__"]
     assert pending.value["plan"]["steps"][0]["title"] == "Step 1 (llm)"
-    assert [c["node"] for c in model.calls] == ["planner"]
+    assert [c["node"] for c in model.calls] == ["read_requirements", "planner"]
     assert graph.get_state(CONFIG).next == ("approval",)
 
 
@@ -53,7 +53,7 @@ def test_reject_ends_the_run_without_running_steps():
     model, graph, _ = waiting_graph()
     out = graph.invoke(Command(resume={"action": "reject"}), CONFIG)
     assert out["final"] == REJECTED_FINAL and not out.get("results")
-    assert [c["node"] for c in model.calls] == ["planner"]
+    assert [c["node"] for c in model.calls] == ["read_requirements", "planner"]
 
 
 # --- the CLI: run --approve waits; resume --approve|--edit|--reject decides, from another invocation ---
@@ -65,7 +65,7 @@ def test_cli_run_waits_and_resume_approves(models, tmp_path, capsys):
     db = str(tmp_path / "a.sqlite")
     models[0].append({"planner": [plan_json(["llm", "llm", "llm"])]})
     assert main(["run", "t", "--approve", "--json", "--db", db, "--run-id", "w1"]) == 0
-    printed = [e for e in events(capsys.readouterr().out) if e["event"] not in ("planning", "kind")]  # live progress events
+    printed = [e for e in events(capsys.readouterr().out) if e["event"] not in ("planning", "kind", "node_started", "requirements")]  # live progress events
     assert [e["event"] for e in printed] == ["run_started", "plan", "approval_needed", "run_finished"]
     assert printed[-1]["status"] == "waiting"
     assert statuses(db) == {"w1": "waiting"}

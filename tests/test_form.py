@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from hierplan.rules.form import fix_form, form_problem, read_form
+from hierplan.rules.form import read_form
+from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.instructions import problems, read_instructions, repair_by_program
 
 

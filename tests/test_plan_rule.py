@@ -44,7 +44,7 @@ def test_a_numeric_question_split_over_steps_becomes_one_program_with_their_outl
     assert one["instruction"] == (ONE_PROGRAM_PREFIX + "Compute Anna's minutes. Then: Compute Billy's laundry "
                                   "minutes. Then: The dishes for the rest.")
     assert (one["title"], one["expected_output"]) == ("Part 2", "result 2")  # the last Python step's
-    assert "one question" in one["tool_reason"] and "4 planned steps" in one["tool_reason"]
+    assert "asks one question" in one["tool_reason"] and "4 planned steps" in one["tool_reason"]
     assert out["goal"] == "The dishes"
 
 
@@ -89,7 +89,7 @@ def test_a_question_one_program_answers_is_planned_by_rule_without_a_model_call(
     assert plan["goal"] == "How many dishes must Billy wash to work as long as Anna?" and plan["assumptions"] == []
     [one] = plan["steps"]
     assert one["tool"] == "python" and one["instruction"] == WHOLE_TASK_INSTRUCTION
-    assert "one question" in one["tool_reason"]
+    assert "asks one thing" in one["tool_reason"]
 
 
 @pytest.mark.parametrize("task, question", [
@@ -117,7 +117,11 @@ def test_a_long_question_is_cut_to_the_goal_limit_at_a_word():
     ("numeric", "A pen costs $3. How much do 2 cost? How much do 7 cost?", (), (), False),  # two questions
     ("numeric", TASK, ("chores.csv",), (), False),  # the answer may be in the file: the planner reads its preview
     ("numeric", TASK, (), ("clock",), False),       # a tool may hold the answer: the planner is shown the tools
-    ("writing", "Write a short story about a lighthouse keeper, in under 200 words.", (), (), False),
+    ("writing", "Write a short story about a lighthouse keeper, in under 200 words.", (), (), True),  # one piece
+    ("writing", "Write a checklist for opening a small cafe.", (), (), False),  # a deliverable with parts
+    # one question mark, but two things asked: each may get its step
+    ("numeric", "Tea costs $4 a box. How much do 3 boxes cost, and how much change is left from $20?", (), (), False),
+    ("numeric", "Tea costs $4 a box and I buy 3. Find the total. Then list what I bought.", (), (), False),
 ])
 def test_which_tasks_are_planned_by_rule(kind, task, files, tools, by_rule):
     assert planned_by_rule(kind, task, files, tools) is by_rule
@@ -251,18 +255,23 @@ class StructuredRecorder(ScriptedChatModel):
         return RunnableLambda(answer)
 
 
-def test_the_planner_is_held_to_one_step_for_a_task_one_step_does():
+def test_one_piece_of_writing_is_planned_by_rule_with_the_requirements_read_from_the_task():
     story = "Write a short story about a lighthouse keeper, in under 200 words."
-    one = json.dumps({"goal": "A short story", "assumptions": [], "steps": [step(1, "Write the story.", "llm")]})
-    model = StructuredRecorder(script={"planner": [one]},
-                               default={"llm_step": "The keeper lit the lamp.",
-                                        "aggregator": "The keeper lit the lamp."})
+    checklist = json.dumps({"requirements": [
+        {"quote": "in under 200 words", "kind": "word_count", "number": 200, "bound": "at most", "text": None},
+        # not the task's words: dropped, so it is no assumption of the plan and no check
+        {"quote": "in rhyme", "kind": "word_count", "number": 9, "bound": "exactly", "text": None}]})
+    model = StructuredRecorder(script={"read_requirements": [checklist]},
+                               default={"aggregator": "The keeper lit the lamp."})
     model.schemas = []
     graph = build_graph(model, InMemorySaver(), run_code=run_python)
     out = graph.invoke({"task": story}, {"configurable": {"thread_id": "bound"}})
-    assert out["final"].rstrip() == "The keeper lit the lamp." and out["plan_source"] == "structured"
-    schema = model.schemas[0]
-    assert schema.model_json_schema()["properties"]["steps"]["maxItems"] == 1
-    two = {"goal": "g", "assumptions": [], "steps": [step(1, "a", "python"), step(2, "b", "python")]}
-    with pytest.raises(ValidationError):
-        schema.model_validate(two)
+    assert [c["node"] for c in model.calls] == ["read_requirements", "aggregator"]  # no planner, no step call
+    assert out["final"].rstrip() == "The keeper lit the lamp." and out["plan_source"] == "rule"
+    assert "one piece of writing" in out["plan_reason"]
+    Plan.model_validate(out["plan"])
+    assert out["plan"]["assumptions"] == ["Requirement: at most 199 words"]
+    [one] = out["plan"]["steps"]
+    assert one["tool"] == "none" and "one piece of writing" in one["tool_reason"]
+    # the regexes read the limit too: one instruction, checked once
+    assert [i["kind"] for i in out["instruction_check"]["instructions"]] == ["words", "no_repeats"]

@@ -14,7 +14,7 @@ from hierplan.models import load_chat_model
 from hierplan.models.remote.chat import NO_KEY, OpenAICompatibleChatModel, public_url
 from hierplan.models.remote.structured import request_kwargs, server_schema
 from hierplan.nodes import prompts
-from hierplan.schema import DraftPlan, OneStepDraftPlan
+from hierplan.schema import DraftPlan
 from servers.launch import free_port
 
 SECRET = "sk-test-0123456789abcdef"
@@ -247,8 +247,8 @@ def test_when_every_shape_is_refused_the_plan_comes_from_the_text_path():
     out = make_planner(chat, SamplingConfig(seed=1))({"task": "Add 2 and 3."}, Runtime())
     assert out["plan_source"] == "model" and out["plan_failures"] == []
     assert seen == ["json_schema", "json_object", "tool_calling", "none"]
-    # the planner asked for a one-step plan (a writing task without parts: rules.plan); refusals are per schema
-    again = chat.with_structured_output(OneStepDraftPlan, include_raw=True).invoke("plan")
+    # refusals are remembered per schema: the plan's is not asked again
+    again = chat.with_structured_output(DraftPlan, include_raw=True).invoke("plan")
     assert again["raw"].content == PLAN_TEXT  # straight to the text path
     assert seen[4:] == ["none"]  # refused shapes are not asked again
 

@@ -20,7 +20,7 @@ from hierplan.options import RunOptions
 from hierplan.roles import NODES, ROLES, role_models
 
 NUMERIC_TASK = "A pen costs 3 dollars. How many dollars do 7 pens cost?"
-WRITING_TASK = "Write exactly 3 bullet points about tea. Do not use the word 'very'."
+WRITING_TASK = "Write a checklist of exactly 3 bullet points about tea. Do not use the word 'very'."
 GOOD = "- Green tea\n- Black tea\n- Herbal tea"
 REVISION = json.dumps({"steps": [
     {"id": 1, "title": "Estimate by hand", "instruction": "Reason it out", "tool": "llm", "expected_output": "n"}]})
@@ -65,7 +65,7 @@ def test_the_replanner_runs_on_the_planners_model_and_the_reviser_on_the_aggrega
     graph = build_graph({"default": small, "planner": big, "aggregator": writer}, run_code=runner,
                         constrain=False, max_repairs=0)
     out = graph.invoke({"task": WRITING_TASK, "kind": "writing"}, {"configurable": {"thread_id": "w"}})
-    assert nodes(big) == ["planner", "replanner"] and len(out["replans"]) == 1
+    assert nodes(big) == ["read_requirements", "planner", "replanner"] and len(out["replans"]) == 1
     assert nodes(writer) == ["aggregator", "reviser"] and out["final"] == GOOD
     assert set(nodes(small)) == {"llm_step", "python_step"}
 
@@ -96,7 +96,7 @@ def test_the_roles_name_every_model_calling_node_of_the_graph_once():
     graph_nodes = set(build_graph(None, checkpointer=False).get_graph().nodes)
     role_nodes = list(chain(*NODES.values()))
     assert len(role_nodes) == len(set(role_nodes)) and set(role_nodes) <= graph_nodes
-    assert set(role_nodes) == {"planner", "replanner", "python_step", "llm_step", "tool_step", "checker",
+    assert set(role_nodes) == {"read_requirements", "planner", "replanner", "python_step", "llm_step", "tool_step", "checker",
                                "aggregator", "reviser"}
 
 
@@ -148,10 +148,10 @@ def by_name(monkeypatch):
 def test_the_cli_runs_the_planner_on_its_own_model_and_records_each_roles_model(by_name, tmp_path):
     models, loads = by_name
     db = str(tmp_path / "roles.sqlite")
-    code, out, err = cli("run", "Write about tea.", "--planner-model", "big", "--json", "--db", db, "--run-id", "r1")
+    code, out, err = cli("run", "Write a plan about tea.", "--planner-model", "big", "--json", "--db", db, "--run-id", "r1")
     assert code == 0, err
     assert loads == ["big", None]  # the default model once, for the executor and the aggregator
-    assert nodes(models["big"]) == ["planner"] and "planner" not in nodes(models[None])
+    assert nodes(models["big"]) == ["read_requirements", "planner"] and "planner" not in nodes(models[None])
     assert set(nodes(models[None])) == {"llm_step", "aggregator"}
     started = events(out)[0]
     big, small = {"name": "big", "engine": "fake"}, {"name": "small", "engine": "fake"}

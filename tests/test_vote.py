@@ -43,7 +43,7 @@ def test_the_check_is_drawn_after_the_steps_and_an_agreement_needs_no_tie_break(
     model, out = run([program("3 * 7")], [], [program("3"), program("3 * 7")])
     last = out["results"][1]
     assert last["check"] == {"kind": "vote", "step_id": 2, "answers": ["21", "21"], "chosen": "21", "agreed": 2,
-                             "programs": 2, "changed": False, "decided": True}
+                             "programs": 2, "changed": False, "decided": True, "decided_by": 0, "stdout": "21\n"}
     assert out["vote"] == last["check"]
     assert "check" not in out["results"][0] or out["results"][0]["check"] is None  # only the last computation
     nodes = [c["node"] for c in model.calls]
@@ -62,7 +62,9 @@ def test_a_majority_against_the_plan_changes_the_number_and_the_answer_ends_on_i
     model, out = run([program("3 * 7")], [program("21")], [program("3"), program("3 + 7")])
     last = out["results"][1]  # the plan says 10, the check 21: the tie-break, 21, decides
     assert last["check"]["answers"] == ["10", "21", "21"] and last["check"]["chosen"] == "21"
-    assert last["check"]["changed"] is True and last["output"] == "21"
+    assert last["check"]["changed"] is True and last["check"]["decided_by"] == 1  # the first whole-task program
+    # the step keeps what its own program printed; the kept number's output is the check's
+    assert last["output"] == "10" and last["code"] == "print(3 + 7)" and last["check"]["stdout"] == "21\n"
     assert model.count("python_check") == 2
     assert out["answer_check"]["ok"] is True
 

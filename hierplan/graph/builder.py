@@ -1,6 +1,6 @@
 """The graph, wired top to bottom. Every node that calls a model or changes the answer is here, with its edges:
 
-classify -> (planner | whole_task_plan) -> tool_choice -> (approval) -> scheduler ->
+classify -> (writing: read_requirements) -> (planner | whole_task_plan) -> tool_choice -> (approval) -> scheduler ->
   (python_step | llm_step | tool_step | replanner)* ->
   a number the checker can check: checker <-> vote -> stated_answer (with ``explain``: aggregator) -> answer_check
   anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
@@ -29,6 +29,7 @@ from hierplan.nodes.classify import make_classify
 from hierplan.nodes.context import file_names, ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import make_planner, whole_task_planner
+from hierplan.nodes.read_requirements import make_after_requirements, make_read_requirements
 from hierplan.nodes.python_step import CodeRunner, default_runner, make_python_step, run_attempt
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.stated_answer import stated_answer
@@ -38,7 +39,7 @@ from hierplan.nodes.tool_step import make_tool_step
 from hierplan.nodes.vote import after_vote, computed_step, vote
 from hierplan.options import RunOptions, run_options
 from hierplan.roles import node_models
-from hierplan.rules.kind import NUMERIC
+from hierplan.rules.kind import NUMERIC, WRITING
 from hierplan.rules.plan import planned_by_rule
 from hierplan.tools.registered import check_tools
 
@@ -54,8 +55,11 @@ def make_after_classify(registered: Collection[str] = ()):
     """The router after classify, for a graph with these registered tools' names."""
     names = tuple(registered)
 
-    def after_classify(state: AgentState) -> Literal["planner", "whole_task_plan"]:
-        """A question one program answers is planned by rule (rules.plan rule 1a), anything else by the model."""
+    def after_classify(state: AgentState) -> Literal["read_requirements", "planner", "whole_task_plan"]:
+        """A writing task's requirements are read first; a question one program answers is planned by rule
+        (rules.plan rule 1a), any other numeric task by the model."""
+        if state["kind"] == WRITING:
+            return "read_requirements"
         if planned_by_rule(state["kind"], state["task"], file_names(state), names):
             return "whole_task_plan"
         return "planner"
@@ -126,6 +130,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     of = node_models(model)  # each node gets its role's model (hierplan.roles.NODES)
     graph = StateGraph(AgentState, input_schema=InputState, context_schema=RunOptions)
     graph.add_node("classify", make_classify(bool(tools)))
+    graph.add_node("read_requirements", make_read_requirements(of["read_requirements"], base))
     graph.add_node("planner", make_planner(of["planner"], base, tools))
     graph.add_node("whole_task_plan", whole_task_planner)
     graph.add_node("tool_choice", make_tool_choice({t.name: t.description or "" for t in tools}))
@@ -144,7 +149,10 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     graph.add_node("reviser", make_reviser(of["reviser"], base))
 
     graph.add_edge(START, "classify")
-    graph.add_conditional_edges("classify", make_after_classify(names), ["planner", "whole_task_plan"])
+    graph.add_conditional_edges("classify", make_after_classify(names),
+                                ["read_requirements", "planner", "whole_task_plan"])
+    graph.add_conditional_edges("read_requirements", make_after_requirements(tuple(names)),
+                                ["planner", "whole_task_plan"])
     graph.add_edge("planner", "tool_choice")
     graph.add_edge("whole_task_plan", "tool_choice")
     graph.add_conditional_edges("tool_choice", after_tool_choice, ["approval", "scheduler"])

@@ -17,7 +17,15 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import computations
+from hierplan.rules.checklist import describe
 from hierplan.rules.kind import NUMERIC
+
+
+def requirements_note(requirements: list[dict]) -> str:
+    """The task's requirements as a list for the writer ("" when none were read)."""
+    if not requirements:
+        return ""
+    return prompts.REQUIREMENTS_NOTE.format(items="\n".join(f"- {describe(r)}" for r in requirements))
 
 
 def aggregator_messages(state: AgentState) -> list:
@@ -26,8 +34,9 @@ def aggregator_messages(state: AgentState) -> list:
         notes = (format_results(results, limit=AGGREGATOR_CONTEXT_CHARS, programs=True) or "(no results)"
                  ) + artifacts_note(results)
         return [SystemMessage(prompts.AGGREGATOR_WRITING_SYSTEM),
-                HumanMessage(prompts.AGGREGATOR_WRITING_USER.format(results=notes, goal=state["plan"]["goal"],
-                                                                    task=state["task"]))]
+                HumanMessage(prompts.AGGREGATOR_WRITING_USER.format(
+                    results=notes, goal=state["plan"]["goal"], task=state["task"],
+                    requirements=requirements_note(state.get("requirements") or [])))]
     user = prompts.AGGREGATOR_USER.format(
         task=state["task"], goal=state["plan"]["goal"],
         results=((aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)")

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from hierplan.config import STEP_CONTEXT_CHARS, TOOL_DESCRIPTION_CHARS
 from hierplan.graph.state import AgentState, LlmStepsPayload, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
+from hierplan.rules.answer import computed_output
 
 
 def file_names(state: AgentState) -> list[str]:
@@ -86,13 +87,13 @@ def aggregator_results(results: list[ResultDict], limit: int) -> str:
     parts = []
     if computed:
         parts.append(prompts.COMPUTED_HEADER + "\n".join(
-            f"Step {r['step_id']} - {r['title']}: {truncate((r.get('stdout') or r['output']).strip(), limit)}"
+            f"Step {r['step_id']} - {r['title']}: {truncate(computed_output(r).strip(), limit)}"
             for r in computed))
     if others:
         parts.append((prompts.OTHER_RESULTS_HEADER if computed else "") + format_results(others, limit))
     if computed:
         parts.append(prompts.LAST_COMPUTED.format(
-            value=truncate((computed[-1].get("stdout") or computed[-1]["output"]).strip(), limit)))
+            value=truncate(computed_output(computed[-1]).strip(), limit)))
     return "\n\n".join(parts)
 
 

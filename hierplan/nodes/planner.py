@@ -21,9 +21,9 @@ from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import WRITING
-from hierplan.rules.plan import RULE_SOURCE, step_bound, whole_task_plan
+from hierplan.rules.plan import RULE_SOURCE, plan_size, whole_task_plan
 from hierplan.tools.files import preview
-from hierplan.schema import (BUILTIN_TOOLS, MAX_GOAL_CHARS, OneStepDraftPlan, Plan, Revision, Step, plan_models,
+from hierplan.schema import (BUILTIN_TOOLS, MAX_GOAL_CHARS, Plan, Revision, Step, plan_models,
                              short_error)
 
 def fallback_plan(task: str) -> Plan:
@@ -66,9 +66,12 @@ STRUCTURED_SOURCES = {"grammar": "constrained", "json_schema": "json_schema", "j
 
 
 def whole_task_planner(state: AgentState) -> AgentState:
-    """The plan of a question one program answers (rules.plan rule 1a), written by rule: no model call."""
+    """The plan of a task one step does (rules.plan rule 1: a question one program answers, or one piece of
+    writing), written by rule: no model call."""
     emit("planning", attempt="rule", max_steps=1)
-    return {"plan": whole_task_plan(state["task"]), "plan_source": RULE_SOURCE, "plan_failures": [], "calls": []}
+    plan = whole_task_plan(state["task"], state["kind"], state.get("requirements"))
+    return {"plan": plan, "plan_source": RULE_SOURCE, "plan_reason": plan["steps"][0]["tool_reason"],
+            "plan_failures": [], "calls": []}
 
 
 def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[BaseTool] = ()):
@@ -98,14 +101,14 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
         kind = state.get("kind") or WRITING
         shown = examples[kind, bool(state.get("files"))]
         # a task one step does is planned under a one-step grammar (rules.plan): the model cannot split it
-        bound = step_bound(kind, task, file_names(state), names)
+        bound, reason = plan_size(kind, task, file_names(state), names)
         failures: list[PlanFailureDict] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=task) + files_note(state.get("files") or []) + offered)
         first = None
         if options.constrain:
             got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *shown, user],
-                                    sampling.planner, OneStepDraftPlan if bound == 1 else models.draft,
+                                    sampling.planner, models.draft,
                                     node="planner", seed=sampling.seed, seed_key=("constrained",),
                                     on_start=lambda: emit("planning", attempt="constrained", max_steps=bound))
             if got is not None:
@@ -130,10 +133,10 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
             except (NoJSONFound, ValidationError, ValueError) as exc:
                 failures.append({"source": source, "raw": text, "error": short_error(exc)})
                 continue
-            return {"plan": plan.model_dump(mode="json"), "plan_source": source,
+            return {"plan": plan.model_dump(mode="json"), "plan_source": source, "plan_reason": reason,
                     "plan_failures": failures, "calls": calls}
         return {"plan": fallback_plan(task).model_dump(mode="json"), "plan_source": "fallback",
-                "plan_failures": failures, "calls": calls}
+                "plan_reason": reason, "plan_failures": failures, "calls": calls}
 
     return planner
 

@@ -207,7 +207,9 @@ AGGREGATOR_WRITING_USER = """Notes from the plan's steps:
 
 Goal: {goal}
 Task: {task}
-Write the reply to this task now."""
+{requirements}Write the reply to this task now."""
+# The requirements read from the task (nodes.read_requirements), in plain words (rules.checklist.describe).
+REQUIREMENTS_NOTE = "The reply must have:\n{items}\n"
 
 # The final answer written anew when it broke the task's checkable instructions (the reviser node). The broken
 # answer is not shown: asked to correct a draft, the embedded model sent it back unchanged; asked for a new
@@ -239,3 +241,25 @@ Finished steps:
 {done}
 Failed step {failed_id} ({failed_title}): {error}
 Unfinished steps: {pending}"""
+
+# The read_requirements node: the task's requirements about its answer, as a checklist under the grammar
+# (schema.Checklist). Each item quotes the task first, so rules.checklist can keep only what the task bears out.
+READ_REQUIREMENTS_SYSTEM = """You read a task and list the requirements it states about the form of its answer: length, the case of the letters, words or letters to use or avoid, how the answer begins or ends, its parts (bullet points, numbered items, headings, highlighted parts, placeholders in square brackets, a title in << >>, a postscript), or a format (JSON, the whole answer in double quotes, no commas).
+For each requirement give:
+- quote: the task's own words that state it, copied exactly;
+- kind: lowercase, uppercase, no_commas, word_count, sentence_count, bullet_count, numbered_count, heading_count, highlight_count, placeholder_count, title, postscript, starts_with, ends_with, forbidden_word, required_word, word_frequency, letter_frequency, json or quoted;
+- number: the count the task gives, if any;
+- bound: "at least", "at most" or "exactly" for a count;
+- text: the exact word, phrase, letter or marker it names, if any.
+Only what the task says about the answer's form is a requirement, not its topic. A task that states none gets an empty list."""
+READ_REQUIREMENTS_USER = "Task: {task}"
+# One worked example, as an earlier chat turn (nodes.read_requirements).
+READ_REQUIREMENTS_EXAMPLE = (
+    "Write a short note to my neighbour about the noise last night, under 80 words and all in lowercase. Don't use "
+    "the word 'sorry', mention the garden, and sign off with 'see you soon'.",
+    {"requirements": [
+        {"quote": "under 80 words", "kind": "word_count", "number": 80, "bound": "at most"},
+        {"quote": "all in lowercase", "kind": "lowercase"},
+        {"quote": "Don't use the word 'sorry'", "kind": "forbidden_word", "text": "sorry"},
+        {"quote": "mention the garden", "kind": "required_word", "text": "garden"},
+        {"quote": "sign off with 'see you soon'", "kind": "ends_with", "text": "see you soon"}]})

@@ -6,7 +6,8 @@ most config.MAX_REVISIONS times.
 What a program can fix without losing anything is fixed first, with no model call (rules.instructions.
 repair_by_program): lines said twice are dropped, and the case, commas, quotes, ending and JSON the task asks for
 are applied; a rewrite from the task alone gives a thinner answer. Every rewrite goes through the same fixes. The answer kept (``final``) is the one that breaks the fewest
-instructions, the draft on a tie; every round is recorded (``instruction_check``).
+instructions, the draft on a tie; every round is recorded (``instruction_check``). A rewrite that is no longer
+the piece (it shrank it, or it is the task's words: rules.substance) is never kept, whatever it fixes.
 
 Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
 exactly.
@@ -29,6 +30,7 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.instructions import ALWAYS, problems, read_instructions, repair_by_program
+from hierplan.rules.substance import substance_lost
 
 EMPTY_REVISION = "the revision was empty"
 
@@ -38,9 +40,9 @@ def check_instructions(state: AgentState) -> AgentState:
     latest answer, kept when it breaks fewer instructions than the kept one."""
     check = state.get("instruction_check")
     if check is None:
-        check, kept = first_check(state["task"], state["final"])
+        check, kept = first_check(state["task"], state["final"], state.get("requirements"))
     else:
-        check, kept = with_revision(check, state["final"], state.get("revision") or "")
+        check, kept = with_revision(check, state["final"], state.get("revision") or "", state["task"])
     emit("instruction_check", ok=check["ok"], problems=check["problems"], rounds=len(check["revisions"]))
     update: AgentState = {"instruction_check": check}
     if kept != state["final"]:
@@ -48,10 +50,11 @@ def check_instructions(state: AgentState) -> AgentState:
     return update
 
 
-def first_check(task: str, draft: str) -> tuple[InstructionCheckDict, str]:
+def first_check(task: str, draft: str, requirements: list[dict] | None = None) -> tuple[InstructionCheckDict, str]:
     """(the check of the aggregator's draft, the answer to keep: the draft, or the draft as repaired by program
-    when that breaks fewer instructions)."""
-    instructions = [*read_instructions(task), *ALWAYS]
+    when that breaks fewer instructions). ``requirements``: what read_requirements read from the task (a run
+    without it, e.g. one checkpointed before that node existed, reads the task's words by rule here)."""
+    instructions = [*(read_instructions(task) if requirements is None else requirements), *ALWAYS]
     draft_problems = problems(instructions, draft)
     kept, kept_problems = draft, draft_problems
     rounds: list[InstructionRoundDict] = []
@@ -68,16 +71,23 @@ def first_check(task: str, draft: str) -> tuple[InstructionCheckDict, str]:
     return check, kept
 
 
-def with_revision(check: InstructionCheckDict, kept: str, revision: str) -> tuple[InstructionCheckDict, str]:
-    """(the check with the reviser's latest answer, repaired by program, as a new round; the answer to keep)."""
+def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: str
+                  ) -> tuple[InstructionCheckDict, str]:
+    """(the check with the reviser's latest answer, repaired by program, as a new round; the answer to keep:
+    the revision when it breaks fewer instructions and is still the piece (rules.substance), else ``kept``)."""
     revision = repair_by_program(check["instructions"], revision) if revision else revision
     found = problems(check["instructions"], revision) if revision else [EMPTY_REVISION]
     kept_problems = check["problems"]
-    if revision and len(found) < len(kept_problems):
+    lost = substance_lost(kept, revision, task, check["instructions"]) if revision else None
+    if revision and lost is None and len(found) < len(kept_problems):
         kept, kept_problems = revision, found
-    rounds = [*check["revisions"], InstructionRoundDict(attempt=rewrites(check) + 1, problems=found)]
+    round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found}
+    if lost is not None:
+        round_["rejected"] = lost
+    rounds = [*check["revisions"], round_]
+    # a rewrite that dropped the piece fixed nothing: the next one is asked to fix the kept answer
     return {**check, "revisions": rounds, "revised": kept != check["draft"], "problems": kept_problems,
-            "to_fix": found, "ok": not kept_problems}, kept
+            "to_fix": kept_problems if lost is not None else found, "ok": not kept_problems}, kept
 
 
 def rewrites(check: InstructionCheckDict) -> int:

@@ -1,8 +1,9 @@
 """The vote node: a numeric task's computed number against the checker's whole-task programs (rules.vote).
 
 It keeps the number most programs printed; while none has a majority it sends the run back to the checker for a
-tie-break (at most config.MAX_TIE_BREAKS). The decision rewrites the plan's last Python step when another
-program's number wins, and is recorded on that step (``check``) and in the run's ``vote``.
+tie-break (at most config.MAX_TIE_BREAKS). The decision is recorded on that step (``check``: which program's
+number was kept and what it printed) and in the run's ``vote``; the step's own code and output stay what its
+program wrote and printed (rules.answer.computed_output reads the kept number's output).
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ def vote(state: AgentState) -> AgentState:
                         "changed": keys[index] != keys[0], "decided": decided}
     if not decided:
         return {"vote": record}
-    emit("step_check", step_id=result["step_id"], **{k: v for k, v in record.items() if k != "step_id"})
-    kept: ResultDict = {**result, "output": chosen["stdout"].strip(), "code": chosen["code"],
-                        "stdout": chosen["stdout"], "check": record}
+    record = {**record, "decided_by": index, "stdout": chosen["stdout"]}
+    emit("step_check", step_id=result["step_id"],
+         **{k: v for k, v in record.items() if k not in ("step_id", "stdout")})
+    kept: ResultDict = {**result, "check": record}
     return {"vote": record, "results": [kept]}
 
 

@@ -68,8 +68,10 @@ def format_check(check: Mapping[str, Any]) -> str:
     """One line: what the independent programs of a step's check printed (the vote on its number)."""
     answers = ", ".join("failed" if a is None else str(a) for a in check.get("answers") or [])
     verdict = "kept" if not check.get("changed") else "changed to"
+    by = check.get("decided_by")
+    source = "" if by is None else (" (the step's own program)" if by == 0 else f" (whole-task program {by})")
     return (f"check: {check.get('programs')} programs printed {answers}; {check.get('agreed')} agree, "
-            f"{verdict} {check.get('chosen')}")
+            f"{verdict} {check.get('chosen')}{source}")
 
 
 def format_answer_check(check: Mapping[str, Any]) -> str:

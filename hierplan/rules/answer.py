@@ -14,10 +14,19 @@ def computations(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in results or [] if r.get("tool") == "python" and r.get("ok")]
 
 
+def computed_output(result: dict[str, Any]) -> str:
+    """What a computation printed, as it counts: the output of the program whose number its check kept (the
+    vote: nodes.vote), else the step's own."""
+    check = result.get("check") or {}
+    if check.get("decided") and check.get("stdout") is not None:
+        return check["stdout"]
+    return result.get("stdout") or result.get("output") or ""
+
+
 def last_computed(results: list[dict[str, Any]]) -> tuple[dict[str, Any], str] | None:
     """The last successful computation that printed a number, and that number (its last one)."""
     for result in reversed(computations(results)):
-        number = last_number(result.get("stdout") or result.get("output"))
+        number = last_number(computed_output(result))
         if number is not None:
             return result, number
     return None

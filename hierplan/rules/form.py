@@ -4,10 +4,8 @@ passages, [placeholders], a postscript, paragraphs split by ***, numbered sectio
 ******, sentence counts, how often a word or a letter appears, words and letters to leave out, the request
 repeated first.
 
-Some are fixed by program with nothing lost (``fix_form``): lowercasing, uppercasing, removing commas, quoting,
-appending the asked ending, wrapping the text as a JSON string, putting the request to repeat first. The others
-are checked (``form_problem``), and an answer that breaks one is written anew by the model, told exactly what is
-wrong (the reviser node).
+rules.form_check checks an answer against them and fixes by program what loses nothing; the model's own reading
+(rules.checklist) fills what these patterns miss.
 
 ``read_form`` is a cheap first reader: English patterns for each requirement as people commonly put it ("keep
 every letter lowercase", "no capital letters", "add a P.S. at the end", "separate the paragraphs with ***"),
@@ -18,12 +16,10 @@ by this module.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
-from hierplan.rules.text import split_code
 
 # A count: digits, a number in words (rules.numbers), or "a"/"an"/"single" for one.
 _N = r"(\d{1,4}|" + NUMBER_WORDS_PATTERN + r"|an?|single)"
@@ -171,7 +167,7 @@ _PLACEHOLDER_RES = (
 )
 _PLACEHOLDERS_ANY_RE = re.compile(r"\b(?:use|include|add|leave|put|with|contain\w*|has|have)\s+(?:some\s+)?"
                                   r"placeholders?\b", re.I)
-# A postscript marker as the task shows it: P.S., P.P.S, PS, PPS (capital letters).
+# A postscript marker as the task shows it: capital P and S, dotted or not, the P repeated for a second one.
 _MARKER_RE = re.compile(r"(?<![\w.])P\.?\s?(?:P\.?\s?)*S\b\.?")
 _POSTSCRIPT_RE = re.compile(r"\bpost[\s-]?script\b|(?<![\w.])P\.?\s?(?:P\.?\s?)*S\b")
 _POSTSCRIPT_ASKED_RE = re.compile(
@@ -190,7 +186,7 @@ _SECTION_MARKER_RE = re.compile(
     r"[^.!?\n]{0,60}?['\"\u201c\u2018]?\b([A-Z][A-Za-z]+)\s+(?:X|N|#|\d{1,3}|\{[^}\n]{0,10}\}|<[^>\n]{0,10}>|"
     r"\[[^\]\n]{0,10}\])(?=\W|$)")
 _SECTION_UNIT_RE = re.compile(r"\b(?:each|every)\s+(?:of\s+the\s+)?(?:[\w'-]+\s+)?([a-z]+?)s?\b", re.I)
-# Six asterisks as the task shows them, between two answers.
+# The literal separator of two answers, as the task shows it.
 _TWO_SEPARATOR_RE = re.compile(r"(?<!\*)\*{6}(?!\*)")
 _TWO_RE = re.compile(r"\b(?:two|2|both|pair)\b|\bseparat|\bdivid|\bsplit|\bbetween\b", re.I)
 
@@ -270,11 +266,6 @@ _REPEAT_RE = re.compile(
 _REPEAT_QUOTED_RE = re.compile(r"\b(?:repeat|copy|echo|reproduce)\w*\s+(?:the\s+\w+\s+)?" + QUOTED
                                + r"\s+(?:word\s+(?:for|by)\s+word|verbatim|exactly|unchanged|without\s+chang\w*|first|"
                                  r"before)", re.I)
-
-PROGRAM_FIXES = ("ends_with", "no_commas", "json", "repeat_request", "lowercase", "uppercase", "quoted")
-"""The form instructions fix_form applies, in this order (the case changes after the ending is appended, the
-quotes go on last)."""
-
 
 def _num(text: str | None) -> int | None:
     if text is None:
@@ -373,7 +364,7 @@ def _placeholders(task: str) -> int | None:
 
 
 def _postscript(task: str) -> str | None:
-    """The marker of the postscript the task asks for ("P.S.", "P.P.S."), or None."""
+    """The marker of the postscript the task asks for, as the task writes it, or None."""
     for m in _POSTSCRIPT_RE.finditer(task):
         before = _clause_before(task, m.start())
         if _NEGATED_BEFORE_RE.search(before) or not _POSTSCRIPT_ASKED_RE.search(before + task[m.end():m.end() + 40]):
@@ -549,116 +540,3 @@ def _bound(relation: str | None, n: int | None) -> dict[str, int | None]:
     if relation in ("at most", "no more than", "up to", "a maximum of", "maximum of"):
         return {"min": None, "max": n}
     return {"min": n, "max": n}
-
-
-def _letters(text: str) -> str:
-    return "".join(c for c in text if c.isalpha())
-
-
-def _count_sentences(prose: str) -> int:
-    return len([s for s in re.split(r"(?<=[.!?])\s+|\n+", prose) if re.search(r"\w", s)])
-
-
-def _within(n: int, spec: dict[str, Any]) -> bool:
-    return (spec.get("min") is None or n >= spec["min"]) and (spec.get("max") is None or n <= spec["max"])
-
-
-def _wanted(spec: dict[str, Any]) -> str:
-    lo, hi = spec.get("min"), spec.get("max")
-    if lo is not None and hi is not None:
-        return f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
-    return f"at least {lo}" if lo is not None else f"at most {hi}"
-
-
-def form_problem(instruction: dict[str, Any], text: str) -> str | None:
-    """What ``text`` gets wrong about one form instruction, in words the model can act on; None when it is met."""
-    kind = instruction["kind"]
-    stripped = text.strip()
-    if kind == "lowercase":
-        return None if _letters(text) == _letters(text).lower() else "it has capital letters; use only lowercase"
-    if kind == "uppercase":
-        return None if _letters(text) == _letters(text).upper() else "it has lowercase letters; use only capitals"
-    if kind == "no_commas":
-        return None if "," not in text else "it uses commas; use none"
-    if kind == "quoted":
-        ok = len(stripped) > 1 and stripped[0] == stripped[-1] == '"'
-        return None if ok else "the whole answer must be wrapped in double quotation marks"
-    if kind == "ends_with":
-        ok = stripped.strip('"').lower().endswith(instruction["text"].lower())
-        return None if ok else f"it must end with exactly: {instruction['text']}"
-    if kind == "json":
-        return None if _is_json(stripped) else "the whole answer must be valid JSON"
-    if kind == "title":
-        return None if re.search(r"<<[^<>\n]+>>", text) else "it needs a title wrapped in << and >>, like <<A Title>>"
-    if kind == "highlights":
-        n = len(re.findall(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*", text))
-        return None if n >= instruction["min"] else (
-            f"it has {n} highlighted passages; mark at least {instruction['min']} with single asterisks, like "
-            f"*a key phrase*")
-    if kind == "placeholders":
-        n = len(re.findall(r"\[[^\[\]\n]+\]", text))
-        return None if n >= instruction["min"] else (
-            f"it has {n} placeholders; include at least {instruction['min']} in square brackets, like [name]")
-    if kind == "postscript":
-        marker = instruction["marker"]
-        found = re.search(r"^\s*" + re.escape(marker).replace(r"\.", r"\.\s?"), text, re.I | re.M)
-        return None if found else f"it must end with a postscript starting with {marker}"
-    if kind == "paragraphs":
-        n = len([p for p in re.split(r"\s?\*\*\*\s?", text) if p.strip()])
-        return None if n == instruction["count"] else (
-            f"it has {n} paragraphs; write exactly {instruction['count']}, separated by a line with ***")
-    if kind == "sections":
-        n = len(re.findall(rf"\b{re.escape(instruction['marker'])}\s?\d+", text))
-        return None if n >= instruction["count"] else (
-            f"it has {n} sections; start each of {instruction['count']} sections with "
-            f"'{instruction['marker']} 1', '{instruction['marker']} 2', ...")
-    if kind == "two_responses":
-        parts = [p.strip() for p in text.split("******")]
-        ok = len(parts) == 2 and all(parts) and parts[0] != parts[1]
-        return None if ok else "give exactly two different responses separated by a line with ******"
-    if kind == "sentences":
-        n = _count_sentences(split_code(text)[0])
-        return None if _within(n, instruction) else f"it has {n} sentences; the task asks for {_wanted(instruction)}"
-    if kind == "repeat_request":
-        ok = stripped.strip('"').lower().startswith(instruction["text"].lower())
-        return None if ok else "it must begin with the request repeated word for word, then the answer"
-    if kind == "word_times":
-        word = instruction["word"]
-        n = len(re.findall(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I))
-        return None if _within(n, instruction) else (
-            f"the word '{word}' appears {n} times; the task asks for {_wanted(instruction)}")
-    if kind == "letter_times":
-        n = text.lower().count(instruction["letter"])
-        return None if _within(n, instruction) else (
-            f"the letter '{instruction['letter']}' appears {n} times; the task asks for {_wanted(instruction)}")
-    return None
-
-
-def _is_json(text: str) -> bool:
-    body = re.sub(r"^```(?:json|JSON)?\s*|\s*```$", "", text.strip())
-    try:
-        json.loads(body)
-    except ValueError:
-        return False
-    return True
-
-
-def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
-    """``text`` with the form instructions a program can meet without losing anything applied, in
-    PROGRAM_FIXES order; the others are left to the reviser."""
-    kinds = {i["kind"]: i for i in instructions}
-    if (end := kinds.get("ends_with")) and form_problem(end, text):
-        text = text.rstrip() + "\n" + end["text"]
-    if "no_commas" in kinds and "json" not in kinds:  # JSON needs its commas
-        text = re.sub(r",(?=\d{3}\b)", "", text).replace(",", "")
-    if "json" in kinds and not _is_json(text.strip()):
-        text = json.dumps({"response": text.strip()}, ensure_ascii=False, indent=1)
-    if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):
-        text = repeat["text"] + "\n\n" + text.lstrip()
-    if "lowercase" in kinds:
-        text = text.lower()
-    elif "uppercase" in kinds:
-        text = text.upper()
-    if "quoted" in kinds and form_problem(kinds["quoted"], text):
-        text = '"' + text.strip().strip('"') + '"'
-    return text

@@ -16,7 +16,8 @@ from typing import Any
 
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
 from hierplan.config import MIN_LIST_ITEMS, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
-from hierplan.rules.form import QUOTED, fix_form, form_problem, read_form
+from hierplan.rules.form import QUOTED, read_form
+from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
 from hierplan.rules.text import PYTHON_LABELS, split_code
 from hierplan.rules.text import words as prose_words
@@ -56,6 +57,8 @@ _MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|inc
                          r"(?:both\s+|all\s+of\s+)?([^.;:!?]+)", re.I)
 # Checked on every answer, whatever the task says: the same lines said twice.
 ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
+# A count of sections to highlight, italicise or bold is of marked passages, not of headings.
+_MARKED_BEFORE_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold|mark)\w*\b[^.!?\n]*$", re.I)
 _EACH_RE = re.compile(r"\beach\b", re.I)
 _PER_PART_AFTER_RE = re.compile(r"\s*(?:each|apiece|per\s+\w+|(?:in|on|for|about|of)\s+(?:each|every)|a\s+(?:day|week|"
                                 r"month|year|section|paragraph|person|chapter|topic))\b", re.I)
@@ -110,6 +113,8 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
         spec = {"kind": _list_kind(m.group(4)), "min": lo, "max": hi}
         if _PER_PART_AFTER_RE.match(task, m.end()):
             continue  # "2 tips per day", "3 examples for each": a count per part the task does not number
+        if spec["kind"] == "headings" and _MARKED_BEFORE_RE.search(task[max(0, m.start() - 40):m.start()]):
+            continue  # "highlight at least 3 sections": passages to mark (rules.form), not headings
         # "two sections ..., each with exactly 3 bullet points": counted per section, so in all once they are known
         (per_section if _EACH_RE.search(task[max(0, m.start() - 24):m.start()]) else found).append(spec)
     for m in _PAREN_COUNT_RE.finditer(task):

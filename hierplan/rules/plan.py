@@ -10,18 +10,18 @@ time for no better answer (docs/eval.md). Split, a question's parts lose values 
 programs, the last program often prints a part of the answer instead of the answer, and every extra step costs a
 model call (docs/eval.md: "Plans sized to the task"). So:
 
-1. ``step_bound``, before planning: a task one step does gets a plan of exactly one step. That is a task, with
-   none of the user's files and no registered tools, that
-   a. asks for a quantity (rules.kind: numeric) and asks it once (at most one question mark): ``whole_task_plan``
-      writes its plan, one Python step for the whole task, without a model call (``planned_by_rule``). Asked of
-      the model, that plan's goal and outline cost about one program's time, and the outline made the step's
-      program worse: it named a part of the way, and the program printed that part (docs/eval.md, "The plan of
-      a question one program answers"); or
+1. ``plan_size``, before planning: a task one step does gets a plan of exactly one step, written by rule
+   (``whole_task_plan``), without a model call. That is a task, with none of the user's files and no registered
+   tools, that
+   a. asks for a quantity (rules.kind: numeric) and asks one thing (``asks``: one question or one request
+      sentence, none joined by "and how ..."): one Python step for the whole task. Asked of the model, that
+      plan's goal and outline cost about one program's time, and the outline made the step's program worse: it
+      named a part of the way, and the program printed that part (docs/eval.md); or
    b. asks for no quantity (rules.kind: writing) and names no deliverable with parts (a plan, a checklist, a
-      proposal, an itinerary, a guide, steps ...: PARTS_RE): its reply is one piece of writing, and the planner
-      writes its goal, assumptions and the step's instruction under a one-step grammar
-      (schema.OneStepDraftPlan).
-   Anything else may have up to MAX_STEPS steps, as the planner decides.
+      proposal, an itinerary, a guide, steps ...: PARTS_RE): its reply is one piece of writing, which the final
+      answer writes; the plan's assumptions carry the requirements read from the task (nodes.read_requirements).
+   Anything else is planned by the model, with up to MAX_STEPS steps. The reason for the size is recorded in the
+   step's tool_reason (a rule plan) or the run's plan_reason.
 2. ``one_program``, after the tools are chosen (in a graph with registered tools, where the planner plans a
    numeric question asked once too): a first plan that splits such a question over several steps becomes one
    Python step, when none of its steps calls a registered tool, no step's tool was set before (by a person's edit
@@ -44,6 +44,7 @@ import re
 from typing import Any, Collection
 
 from hierplan.config import BUILTIN_TOOLS, MAX_GOAL_CHARS, MAX_INSTRUCTION_CHARS, MAX_STEPS
+from hierplan.rules.checklist import describe
 from hierplan.rules.kind import NUMERIC, TaskKind
 
 # A deliverable with distinct parts: a writing task naming one may take several steps.
@@ -58,7 +59,12 @@ WHOLE_TASK_TITLE = "Compute the answer"
 WHOLE_TASK_INSTRUCTION = (ONE_PROGRAM_PREFIX + "the values the task gives, each computation in order, then the answer "
                           "to its question.")
 WHOLE_TASK_EXPECTED = "The number the question asks for"
-WHOLE_TASK_REASON = "the task asks one question: one program computes it (rules.plan rule 1a)"
+# The plan rule 1b writes for one piece of writing: its step is left to the final answer (tool "none").
+PIECE_TITLE = "Write the reply"
+PIECE_INSTRUCTION = "Write the piece the task asks for, meeting every requirement the task states."
+PIECE_EXPECTED = "The finished reply"
+MAX_RULE_ASSUMPTIONS = 6
+MAX_ASSUMPTION_CHARS = 200
 RULE_SOURCE = "rule"
 """The plan_source of a plan rule 1a wrote (schema.PlanSource)."""
 # A sentence ends at ".", "!" or "?" followed by a space and a capital (or a quote): not inside 3.50, a URL's
@@ -69,9 +75,28 @@ ONE_PROGRAM_REASON = ("the task asks one question: its {n} planned steps run as 
                       "parts lose values between programs)")
 
 
+# A sentence that asks for something to be produced: a question, or a request that starts with one of these.
+_REQUEST_RE = re.compile(r"^(?:please\s+|now\s+|also\s+|then\s+|and\s+)*(?:calculate|compute|find|determine|"
+                         r"work\s+out|list|explain|describe|plot|draw|chart|compare|summari[sz]e|tabulate|write)\b",
+                         re.I)
+# A second question inside one sentence: "How much did she pay, and how much is left?"
+_JOINED_ASK_RE = re.compile(r"\b(?:and|also|then)\s+(?:how|what|which|who|when|where|why)\b", re.I)
+
+
+def asks(task: str) -> int:
+    """How many things the task asks for: its questions and request sentences; a question joined to another
+    in one sentence ("..., and how many ...?") counts twice."""
+    count = 0
+    for sentence in SENTENCE_END_RE.split(" ".join(task.split())):
+        sentence = sentence.strip()
+        if sentence.endswith("?") or _REQUEST_RE.match(sentence):
+            count += 1 + len(_JOINED_ASK_RE.findall(sentence))
+    return count
+
+
 def asks_once(task: str) -> bool:
-    """At most one question mark: the task asks one question (1a)."""
-    return task.count("?") <= 1
+    """The task asks one thing (1a): at most one question or request, and at most one question mark."""
+    return asks(task) <= 1 and task.count("?") <= 1
 
 
 def one_reply(task: str) -> bool:
@@ -79,26 +104,49 @@ def one_reply(task: str) -> bool:
     return not PARTS_RE.search(task)
 
 
-def step_bound(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()) -> int:
-    """How many steps the planner may write for this task (rule 1): 1 for a task one step does, else MAX_STEPS.
-    ``files``: the user's files the run has; ``tools``: the registered tools' names."""
+def plan_size(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()
+              ) -> tuple[int, str]:
+    """(how many steps the plan may have, why) for this task (rule 1): 1 for a task one step does, else
+    MAX_STEPS. ``files``: the user's files the run has; ``tools``: the registered tools' names."""
     if files or tools:
-        return MAX_STEPS
-    one = asks_once(task) if kind == NUMERIC else one_reply(task)
-    return 1 if one else MAX_STEPS
+        return MAX_STEPS, "the run has the user's files or tools: the planner decides which steps use them"
+    if kind == NUMERIC:
+        if asks_once(task):
+            return 1, "the task asks one thing: one program computes it"
+        return MAX_STEPS, f"the task asks {asks(task)} things: the planner may give each its step"
+    if m := PARTS_RE.search(task):
+        return MAX_STEPS, f"the task names a deliverable with parts ({m.group(0)!r}): the planner decides them"
+    return 1, "the task asks for one piece of writing: the final answer writes it"
+
+
+def step_bound(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()) -> int:
+    """How many steps the planner may write for this task (plan_size)."""
+    return plan_size(kind, task, files, tools)[0]
 
 
 def planned_by_rule(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()) -> bool:
-    """Rule 1a: the plan is ``whole_task_plan``'s, not the planner's: a numeric task of one step."""
-    return kind == NUMERIC and step_bound(kind, task, files, tools) == 1
+    """Rule 1: the plan is ``whole_task_plan``'s, not the planner's: a task of one step."""
+    return step_bound(kind, task, files, tools) == 1
 
 
-def whole_task_plan(task: str) -> dict[str, Any]:
-    """The plan of a question one program answers (rule 1a): its goal is the task's question (else its last
-    sentence), its one step a Python program for the whole task. A Plan's dict, as the planner's are stored."""
-    return {"goal": _cut(question_of(task), MAX_GOAL_CHARS), "assumptions": [],
-            "steps": [{"id": 1, "title": WHOLE_TASK_TITLE, "instruction": WHOLE_TASK_INSTRUCTION, "tool": "python",
-                       "expected_output": WHOLE_TASK_EXPECTED, "depends_on": [], "tool_reason": WHOLE_TASK_REASON}]}
+def whole_task_plan(task: str, kind: TaskKind = NUMERIC, requirements: list[dict[str, Any]] | None = None
+                    ) -> dict[str, Any]:
+    """The plan of a task one step does (rule 1), a Plan's dict as the planner's are stored. A numeric task
+    (1a): its goal is the task's question (else its last sentence), its one step a Python program for the
+    whole task. A piece of writing (1b): its goal is the task's first sentence, its one step left to the final
+    answer, the requirements read from the task (nodes.read_requirements) its assumptions, in plain words."""
+    reason = plan_size(kind, task)[1] + " (rules.plan rule 1)"
+    if kind == NUMERIC:
+        return {"goal": _cut(question_of(task), MAX_GOAL_CHARS), "assumptions": [],
+                "steps": [{"id": 1, "title": WHOLE_TASK_TITLE, "instruction": WHOLE_TASK_INSTRUCTION,
+                           "tool": "python", "expected_output": WHOLE_TASK_EXPECTED, "depends_on": [],
+                           "tool_reason": reason}]}
+    sentences = [s for s in SENTENCE_END_RE.split(" ".join(task.split())) if s.strip(" .!?")]
+    wanted = [_cut("Requirement: " + describe(r), MAX_ASSUMPTION_CHARS) for r in requirements or []]
+    return {"goal": _cut(sentences[0] if sentences else PIECE_EXPECTED, MAX_GOAL_CHARS),
+            "assumptions": wanted[:MAX_RULE_ASSUMPTIONS],
+            "steps": [{"id": 1, "title": PIECE_TITLE, "instruction": PIECE_INSTRUCTION, "tool": "none",
+                       "expected_output": PIECE_EXPECTED, "depends_on": [], "tool_reason": reason}]}
 
 
 def question_of(task: str) -> str:
@@ -142,9 +190,8 @@ def whole_task_step(kind: TaskKind, plan: dict[str, Any], files: Collection[str]
 def plan_outline(step: dict[str, Any]) -> str | None:
     """Rule 3's outline for the program of a whole-task step: the step's instruction, unless it is rule 1a's
     (WHOLE_TASK_INSTRUCTION, in a rule plan or an edit that kept it), which says nothing the whole-task request
-    does not. Sent after the task, that instruction made the program worse: on tune tasks 1-40 the step's
-    program was right on 20 with it, the check's (the same request without it) on 27 in the same run
-    (docs/eval.md). Without it the step's request is the check's."""
+    does not. Sent after the task, that instruction made the program worse (it named a part of the way, and the
+    program printed that part; bench/notes/eval-notebook.md). Without it the step's request is the check's."""
     instruction = step.get("instruction") or ""
     return None if instruction in ("", WHOLE_TASK_INSTRUCTION) else instruction
 

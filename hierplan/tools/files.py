@@ -20,7 +20,7 @@ from typing import Any
 from hierplan.config import (ARTIFACT_MAX_BYTES, ARTIFACTS_MAX_BYTES, FILE_MAX_BYTES, FILE_PREVIEW_CHARS,
                              FILE_PREVIEW_ROWS, FILES_MAX_BYTES, JSON_PREVIEW_DEPTH, JSON_PREVIEW_KEYS)
 from hierplan.errors import UsageError
-from hierplan.graph.state import ArtifactDict, FileDict
+from hierplan.records import ArtifactDict, FileDict
 
 MiB = 1024 * 1024
 

@@ -31,14 +31,14 @@ from langchain_openai.chat_models.base import BaseChatOpenAI
 from pydantic import PrivateAttr
 
 from hierplan.errors import RemoteModelError, UsageError
+# the structured-output adapter sits below this client: it names the modes, the client picks one
+from hierplan.models.remote.structured import STRUCTURED_ENV, StructuredOutput, normalize_method
 
 log = logging.getLogger(__name__)
 
 PREFIX = "openai:"
-STRUCTURED_ENV = "HIERPLAN_STRUCTURED"
 TIMEOUT_ENV = "HIERPLAN_REMOTE_TIMEOUT"
 PENALTY_ENV = "HIERPLAN_REMOTE_REPETITION_PENALTY"
-STRUCTURED_MODES = ("auto", "json_schema", "json_object", "tool_calling", "none")
 # A 7B model writing a 650-token plan on a server other agents share can take minutes; a dead server is
 # caught sooner by the connection error.
 DEFAULT_TIMEOUT_S = 600.0
@@ -53,7 +53,7 @@ class OpenAICompatibleChatModel(BaseChatOpenAI):
     """A chat model served over HTTP by an OpenAI-compatible server (see the module docstring)."""
 
     structured: str = "auto"
-    """How ``with_structured_output`` constrains output: one of STRUCTURED_MODES; "auto" probes the server once."""
+    """How ``with_structured_output`` constrains output: one of structured.STRUCTURED_MODES; "auto" probes the server once."""
     repetition_penalty_param: str | None = None
     """The request field the server takes a repetition penalty in ("repetition_penalty" for vLLM and TGI,
     "repeat_penalty" for llama.cpp); None drops the penalty (OpenAI's API and transformers serve have none)."""
@@ -144,7 +144,6 @@ class OpenAICompatibleChatModel(BaseChatOpenAI):
         or nothing the probe tried was applied), so callers use their own text path. Extra kwargs are sent with
         every request, as are kwargs given to the runnable's ``invoke`` or ``bind``.
         """
-        from hierplan.models.remote.structured import StructuredOutput, normalize_method
 
         if schema is None:
             raise ValueError("with_structured_output needs a schema")
@@ -270,7 +269,6 @@ def load_remote_model(model: str, *, base_url: str | None = None, api_key: str |
     HIERPLAN_REMOTE_REPETITION_PENALTY, else dropped. max_new_tokens: the default cap per call.
     No request is made here: a server that is down fails the first model call, inside the run.
     """
-    from hierplan.models.remote.structured import normalize_method
 
     name = model.strip()[len(PREFIX):].strip()
     if not name:

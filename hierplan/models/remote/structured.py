@@ -61,9 +61,11 @@ REFUSED_SHAPE = {400, 422}
 UNCONSTRAINED = "none"
 
 
-def normalize_method(value: str) -> str:
-    from hierplan.models.remote.chat import STRUCTURED_ENV, STRUCTURED_MODES
+STRUCTURED_ENV = "HIERPLAN_STRUCTURED"
+STRUCTURED_MODES = ("auto", "json_schema", "json_object", "tool_calling", "none")
 
+
+def normalize_method(value: str) -> str:
     method = _ALIASES.get(str(value).strip().lower(), str(value).strip().lower())
     if method not in STRUCTURED_MODES:
         raise UsageError(f"structured output method {value!r}: use one of {', '.join(STRUCTURED_MODES)} "

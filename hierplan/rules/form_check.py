@@ -1,0 +1,130 @@
+"""Checks of an answer against the form instructions rules.form reads (``form_problem``), and the fixes a program
+makes without losing anything (``fix_form``): lowercasing, uppercasing, removing commas, quoting, appending the
+asked ending, wrapping the text as a JSON string, putting the request asked to be repeated first. What a program
+cannot fix is left to the reviser node, told exactly what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hierplan.rules.text import split_code
+
+PROGRAM_FIXES = ("ends_with", "no_commas", "json", "repeat_request", "lowercase", "uppercase", "quoted")
+"""The form instructions fix_form applies, in this order (the case changes after the ending is appended, the
+quotes go on last)."""
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text if c.isalpha())
+
+
+def _count_sentences(prose: str) -> int:
+    return len([s for s in re.split(r"(?<=[.!?])\s+|\n+", prose) if re.search(r"\w", s)])
+
+
+def _within(n: int, spec: dict[str, Any]) -> bool:
+    return (spec.get("min") is None or n >= spec["min"]) and (spec.get("max") is None or n <= spec["max"])
+
+
+def _wanted(spec: dict[str, Any]) -> str:
+    lo, hi = spec.get("min"), spec.get("max")
+    if lo is not None and hi is not None:
+        return f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
+    return f"at least {lo}" if lo is not None else f"at most {hi}"
+
+
+def form_problem(instruction: dict[str, Any], text: str) -> str | None:
+    """What ``text`` gets wrong about one form instruction, in words the model can act on; None when it is met."""
+    kind = instruction["kind"]
+    stripped = text.strip()
+    if kind == "lowercase":
+        return None if _letters(text) == _letters(text).lower() else "it has capital letters; use only lowercase"
+    if kind == "uppercase":
+        return None if _letters(text) == _letters(text).upper() else "it has lowercase letters; use only capitals"
+    if kind == "no_commas":
+        return None if "," not in text else "it uses commas; use none"
+    if kind == "quoted":
+        ok = len(stripped) > 1 and stripped[0] == stripped[-1] == '"'
+        return None if ok else "the whole answer must be wrapped in double quotation marks"
+    if kind == "ends_with":
+        ok = stripped.strip('"').lower().endswith(instruction["text"].lower())
+        return None if ok else f"it must end with exactly: {instruction['text']}"
+    if kind == "json":
+        return None if _is_json(stripped) else "the whole answer must be valid JSON"
+    if kind == "title":
+        return None if re.search(r"<<[^<>\n]+>>", text) else "it needs a title wrapped in << and >>, like <<A Title>>"
+    if kind == "highlights":
+        n = len(re.findall(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*", text))
+        return None if n >= instruction["min"] else (
+            f"it has {n} highlighted passages; mark at least {instruction['min']} with single asterisks, like "
+            f"*a key phrase*")
+    if kind == "placeholders":
+        n = len(re.findall(r"\[[^\[\]\n]+\]", text))
+        return None if n >= instruction["min"] else (
+            f"it has {n} placeholders; include at least {instruction['min']} in square brackets, like [name]")
+    if kind == "postscript":
+        marker = instruction["marker"]
+        found = re.search(r"^\s*" + re.escape(marker).replace(r"\.", r"\.\s?"), text, re.I | re.M)
+        return None if found else f"it must end with a postscript starting with {marker}"
+    if kind == "paragraphs":
+        n = len([p for p in re.split(r"\s?\*\*\*\s?", text) if p.strip()])
+        return None if n == instruction["count"] else (
+            f"it has {n} paragraphs; write exactly {instruction['count']}, separated by a line with ***")
+    if kind == "sections":
+        n = len(re.findall(rf"\b{re.escape(instruction['marker'])}\s?\d+", text))
+        return None if n >= instruction["count"] else (
+            f"it has {n} sections; start each of {instruction['count']} sections with "
+            f"'{instruction['marker']} 1', '{instruction['marker']} 2', ...")
+    if kind == "two_responses":
+        parts = [p.strip() for p in text.split("******")]
+        ok = len(parts) == 2 and all(parts) and parts[0] != parts[1]
+        return None if ok else "give exactly two different responses separated by a line with ******"
+    if kind == "sentences":
+        n = _count_sentences(split_code(text)[0])
+        return None if _within(n, instruction) else f"it has {n} sentences; the task asks for {_wanted(instruction)}"
+    if kind == "repeat_request":
+        ok = stripped.strip('"').lower().startswith(instruction["text"].lower())
+        return None if ok else "it must begin with the request repeated word for word, then the answer"
+    if kind == "word_times":
+        word = instruction["word"]
+        n = len(re.findall(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I))
+        return None if _within(n, instruction) else (
+            f"the word '{word}' appears {n} times; the task asks for {_wanted(instruction)}")
+    if kind == "letter_times":
+        n = text.lower().count(instruction["letter"])
+        return None if _within(n, instruction) else (
+            f"the letter '{instruction['letter']}' appears {n} times; the task asks for {_wanted(instruction)}")
+    return None
+
+
+def _is_json(text: str) -> bool:
+    body = re.sub(r"^```(?:json|JSON)?\s*|\s*```$", "", text.strip())
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
+
+
+def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
+    """``text`` with the form instructions a program can meet without losing anything applied, in
+    PROGRAM_FIXES order; the others are left to the reviser."""
+    kinds = {i["kind"]: i for i in instructions}
+    if (end := kinds.get("ends_with")) and form_problem(end, text):
+        text = text.rstrip() + "\n" + end["text"]
+    if "no_commas" in kinds and "json" not in kinds:  # JSON needs its commas
+        text = re.sub(r",(?=\d{3}\b)", "", text).replace(",", "")
+    if "json" in kinds and not _is_json(text.strip()):
+        text = json.dumps({"response": text.strip()}, ensure_ascii=False, indent=1)
+    if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):
+        text = repeat["text"] + "\n\n" + text.lstrip()
+    if "lowercase" in kinds:
+        text = text.lower()
+    elif "uppercase" in kinds:
+        text = text.upper()
+    if "quoted" in kinds and form_problem(kinds["quoted"], text):
+        text = '"' + text.strip().strip('"') + '"'
+    return text

@@ -1,0 +1,84 @@
+"""The model's checklist, kept only where the task bears it out (rules.checklist), and merged behind the regexes."""
+
+import pytest
+
+from hierplan.rules.checklist import grounded, merge, says_number
+from hierplan.schema import Checklist
+
+TASK = ("Could you write my sister a birthday poem? Keep every letter lowercase, no capitals at all, and don't use "
+        "the word 'old'. Make sure it mentions the word lighthouse, stays under forty words, and gives it a title "
+        "inside << and >>. Please finish with the line 'love, tom' and add a P.S. underneath.")
+
+
+def item(kind, quote, number=None, bound=None, text=None):
+    return {"kind": kind, "quote": quote, "number": number, "bound": bound, "text": text}
+
+
+@pytest.mark.parametrize("read, expected", [
+    (item("lowercase", "Keep every letter lowercase"), {"kind": "lowercase"}),
+    (item("lowercase", "no capitals at all"), {"kind": "lowercase"}),
+    (item("forbidden_word", "don't use the word 'old'", text="old"), {"kind": "avoid_word", "word": "old"}),
+    (item("required_word", "mentions the word lighthouse", text="lighthouse"),
+     {"kind": "mentions", "term": "lighthouse"}),
+    # "under forty" is at most 39, whatever bound the model chose
+    (item("word_count", "stays under forty words", 40, "at most"), {"kind": "words", "min": None, "max": 39}),
+    (item("title", "gives it a title inside << and >>"), {"kind": "title"}),
+    (item("ends_with", "finish with the line 'love, tom'", text="love, tom"), {"kind": "ends_with", "text": "love, tom"}),
+    (item("postscript", "add a P.S. underneath", text="P.S."), {"kind": "postscript", "marker": "P.S."}),
+])
+def test_an_item_the_task_bears_out_becomes_the_checkers_instruction(read, expected):
+    got = grounded(read, TASK)
+    assert got is not None
+    assert {k: v for k, v in got.items() if k not in ("read_by", "quote")} == expected
+    assert got["read_by"] == "model" and got["quote"] == read["quote"]
+
+
+@pytest.mark.parametrize("read", [
+    item("uppercase", "no capitals at all"),                       # a negation turns capitals into lowercase
+    item("word_count", "stays under forty words", 50, "at most"),  # 50 is not the number the task wrote
+    item("word_count", "in no more than 200 words", 200, "at most"),  # not the task's words at all
+    item("forbidden_word", "don't use the word 'old'", text="young"),  # the word is not in the task
+    item("required_word", "don't use the word 'old'", text="old"),  # the task forbids it
+    item("required_word", "Could you write my sister a birthday poem?", text="poem"),  # a topic, not a requirement
+    item("json", "Could you write my sister a birthday poem?"),    # the quote says nothing about JSON
+    item("ends_with", "finish with the line 'love, tom'", text="x"),
+    item("letter_frequency", "Keep every letter lowercase", 3, "at least", "e"),  # no number in the quote
+    item("starts_with", "Keep every letter lowercase"),             # no text to begin with
+])
+def test_an_item_the_task_does_not_bear_out_is_dropped(read):
+    assert grounded(read, TASK) is None
+
+
+def test_a_quote_with_curly_quotes_or_other_spacing_is_still_the_tasks_words():
+    task = "Write a note, and do not use the word \u201csoon\u201d anywhere."
+    got = grounded(item("forbidden_word", 'do not  use the word "soon"', text="soon"), task)
+    assert got is not None and got["word"] == "soon"
+
+
+def test_numbers_are_read_in_digits_and_in_words():
+    assert says_number("in 25 words or fewer", 25)
+    assert says_number("twenty-five words at most", 25)
+    assert says_number("twenty five words", 25)
+    assert says_number("a hundred words", 100)
+    assert not says_number("125 words", 25)
+    assert not says_number("twenty words", 25)
+
+
+def test_the_models_items_fill_only_what_the_regexes_missed():
+    by_rule = [{"kind": "lowercase"}, {"kind": "bullets", "min": 3, "max": 3}, {"kind": "avoid_word", "word": "Old"}]
+    by_model = [{"kind": "uppercase", "read_by": "model"},            # the regexes already read the case
+                {"kind": "numbered", "min": 4, "max": 4, "read_by": "model"},  # and the list's count
+                {"kind": "avoid_word", "word": "old", "read_by": "model"},     # and this word
+                {"kind": "avoid_word", "word": "young", "read_by": "model"},   # not this one
+                {"kind": "title", "read_by": "model"},
+                {"kind": "title", "read_by": "model"}]
+    merged = merge(by_rule, by_model)
+    assert merged == [*by_rule, {"kind": "avoid_word", "word": "young", "read_by": "model"},
+                      {"kind": "title", "read_by": "model"}]
+
+
+def test_the_checklist_schema_bounds_what_the_model_may_write():
+    ok = Checklist.model_validate({"requirements": [item("title", "a title in << >>")]})
+    assert ok.requirements[0].kind == "title"
+    with pytest.raises(ValueError):
+        Checklist.model_validate({"requirements": [item("rhyme_scheme", "make it rhyme")]})
