@@ -41,7 +41,9 @@ def read_log(path: str | Path) -> list[dict]:
 
 
 def question(index: int) -> str:
-    return f"task-{index}: do the thing number {index}"
+    """Task ``index``'s question: it names parts ("steps"), so the planner plans it (one piece of writing is
+    planned by rule, rules.plan) and its steps run."""
+    return f"task-{index}: do the thing number {index} in steps"
 
 
 def scripted(options: dict) -> ScriptedChatModel:

@@ -16,7 +16,9 @@ from hierplan.cli.main import main
 from hierplan.cli.run_cmd import DEMO_TASK
 
 LIVE_EVENTS = {"planning", "kind", "steps_started", "code_attempt", "step_check", "node_started", "final_token",
-               "instruction_check"}
+               "instruction_check", "requirements"}
+# A writing task with parts (rules.plan PARTS_RE): the planner plans it (one piece of writing is planned by rule)
+TASK = "Compute it in steps"
 
 
 @pytest.fixture
@@ -65,20 +67,22 @@ def test_a_question_asked_once_prints_its_plan_by_rule_and_the_stated_answer(mod
 
 def test_run_json_emits_one_event_per_line(models, db, capsys):
     models[0].append(three_llm_steps())
-    assert main(["run", "Compute", "--json", "--db", db, "--run-id", "j1"]) == 0
+    assert main(["run", TASK, "--json", "--db", db, "--run-id", "j1"]) == 0
     every = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     live = [e for e in every if e["event"] in LIVE_EVENTS]
     events = [e for e in every if e["event"] not in LIVE_EVENTS]
-    assert events[0] == {"event": "run_started", "run_id": "j1", "task": "Compute", "resumed": False, "model": None,
+    assert events[0] == {"event": "run_started", "run_id": "j1", "task": TASK, "resumed": False, "model": None,
                          "kind": None}
     assert [e["event"] for e in events[1:]] == ["plan", "step_finished", "step_finished", "step_finished",
                                                 "final", "run_finished"]
-    # live progress as it happens: the task's kind, planning, each step starting, the code attempt, the answer
-    # streamed, then checked against the task's instructions
+    # live progress as it happens: the task's kind, its requirements read, planning, each step starting, the
+    # code attempt, the answer streamed, then checked against the task's instructions
     assert [e["event"] for e in live if e["event"] != "final_token"] == [
-        "kind", "planning", "steps_started", "steps_started", "code_attempt", "steps_started", "node_started",
-        "instruction_check"]
+        "kind", "node_started", "requirements", "planning", "steps_started", "steps_started", "code_attempt",
+        "steps_started", "node_started", "instruction_check"]
     assert live[0] == {"event": "kind", "kind": "writing", "given": False}
+    assert live[1] == {"event": "node_started", "node": "read_requirements"}
+    assert live[2]["requirements"] == []  # the task states none
     assert "".join(e["text"] for e in live if e["event"] == "final_token") == "THE FINAL ANSWER"
     assert every.index(live[-1]) < every.index(events[-2])  # streamed before the final event
     assert events[-1]["status"] == "done" and events[-1]["final"] == "THE FINAL ANSWER"
@@ -115,7 +119,7 @@ def test_task_from_stdin_and_interactive_prompt(models, db, capsys, monkeypatch)
 def test_demo_runs_the_logistics_checklist_task(models, db, capsys):
     models[0].append(three_llm_steps())
     assert main(["demo", "--db", db]) == 0
-    planner_prompt = models[1][0].calls[0]["messages"][-1].content
+    [planner_prompt] = [c["messages"][-1].content for c in models[1][0].calls if c["node"] == "planner"]
     assert DEMO_TASK in planner_prompt and "logistics" in DEMO_TASK and "inventory" in DEMO_TASK
 
 
@@ -138,7 +142,7 @@ def test_usage_errors_exit_2_with_one_line(models, db, capsys, monkeypatch, argv
 def test_failed_run_is_resumed_without_redoing_steps(models, db, capsys):
     scripts, made = models
     scripts.append(three_llm_steps(llm_step=["first answer", RuntimeError("GPU on fire")]))
-    assert main(["run", "Compute", "--db", db, "--run-id", "r1"]) == 1
+    assert main(["run", TASK, "--db", db, "--run-id", "r1"]) == 1
     err = capsys.readouterr().err
     assert "GPU on fire" in err and "hierplan resume r1" in err and "Traceback" not in err
     assert run_ids(db, capsys)[0]["status"] == "failed"
@@ -152,11 +156,11 @@ def test_failed_run_is_resumed_without_redoing_steps(models, db, capsys):
 
 def test_show_prints_plan_outputs_final_and_token_totals(models, db, capsys):
     models[0].append(three_llm_steps())
-    main(["run", "Compute", "--db", db, "--run-id", "s1"])
+    main(["run", TASK, "--db", db, "--run-id", "s1"])
     capsys.readouterr()
     assert main(["show", "s1", "--db", db]) == 0
     out = capsys.readouterr().out
-    for text in ("Run s1 (done): Compute", "Plan (model)", "first answer", "42", "THE FINAL ANSWER", "total"):
+    for text in (f"Run s1 (done): {TASK}", "Plan (model)", "first answer", "42", "THE FINAL ANSWER", "total"):
         assert text in out
     assert main(["show", "s1", "--json", "--db", db]) == 0
     state = json.loads(capsys.readouterr().out)["state"]
@@ -166,7 +170,7 @@ def test_show_prints_plan_outputs_final_and_token_totals(models, db, capsys):
 def test_run_and_show_print_a_replan_the_same_way(models, db, capsys):
     """A failed step whose revision is unusable: the live output and `show` give the same block, with the reason."""
     models[0].append(three_llm_steps(python_step=[], replanner=["no revision here"]))  # default code: a SyntaxError
-    assert main(["run", "Compute", "--db", db, "--run-id", "r1"]) == 0
+    assert main(["run", TASK, "--db", db, "--run-id", "r1"]) == 0
     ran = capsys.readouterr().out
     assert main(["show", "r1", "--db", db]) == 0
     shown = capsys.readouterr().out
@@ -216,7 +220,7 @@ def test_corrupt_database_is_one_clear_error(tmp_path, capsys):
 def test_debug_shows_the_traceback(models, db):
     models[0].append(three_llm_steps(llm_step=[RuntimeError("boom")]))
     with pytest.raises(RuntimeError, match="boom"):
-        main(["run", "Compute", "--db", db, "--debug"])
+        main(["run", TASK, "--db", db, "--debug"])
 
 
 def test_graph_mermaid_and_ascii(capsys):
@@ -268,7 +272,7 @@ def test_png_on_a_machine_without_font_configuration_warns_on_stderr(tmp_path, c
 def test_drawing_without_a_loadable_pygraphviz_is_one_line_and_nothing_on_stdout(models, db, tmp_path, capsys,
                                                                                  monkeypatch):
     models[0].append(three_llm_steps())
-    assert main(["run", "Compute", "--db", db, "--run-id", "d1"]) == 0
+    assert main(["run", TASK, "--db", db, "--run-id", "d1"]) == 0
     capsys.readouterr()
     monkeypatch.setitem(sys.modules, "pygraphviz", None)  # `import pygraphviz` raises ImportError, as a broken wheel
     for argv in (["graph", "--png", str(tmp_path / "g.png")], ["show", "d1", "--db", db, "--svg", str(tmp_path / "r.svg"),
@@ -283,7 +287,7 @@ def test_drawing_without_a_loadable_pygraphviz_is_one_line_and_nothing_on_stdout
 def test_show_draws_a_run_with_a_replan_as_png_svg_and_mermaid(models, db, tmp_path, capsys):
     revision = json.dumps({"steps": [{"id": 1, "title": "Do it in words", "instruction": "x", "tool": "llm"}]})
     models[0].append(three_llm_steps(python_step=[], replanner=[revision]))  # default code: a SyntaxError
-    assert main(["run", "Compute", "--db", db, "--run-id", "p2"]) == 0
+    assert main(["run", TASK, "--db", db, "--run-id", "p2"]) == 0
     capsys.readouterr()
     png, svg = tmp_path / "run.png", tmp_path / "run.svg"
     assert main(["show", "p2", "--db", db, "--png", str(png), "--svg", str(svg), "--mermaid"]) == 0
@@ -296,12 +300,12 @@ def test_show_draws_a_run_with_a_replan_as_png_svg_and_mermaid(models, db, tmp_p
     assert png.read_bytes()[:8] == PNG_MAGIC
     root = ET.fromstring(svg.read_bytes())
     texts = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
-    assert "run p2 (done): Compute" in texts and "replaced (replan 1)" in texts
+    assert f"run p2 (done): {TASK}" in texts and "replaced (replan 1)" in texts
 
 
 def test_show_draws_a_run_waiting_for_approval(models, db, capsys):
     models[0].append(three_llm_steps())
-    assert main(["run", "Compute", "--db", db, "--run-id", "w1", "--approve"]) == 0  # no terminal: it waits
+    assert main(["run", TASK, "--db", db, "--run-id", "w1", "--approve"]) == 0  # no terminal: it waits
     capsys.readouterr()
     assert main(["show", "w1", "--db", db, "--mermaid"]) == 0
     out = capsys.readouterr().out
@@ -315,7 +319,7 @@ def test_show_prints_the_answer_check(models, db, capsys, monkeypatch):
     from hierplan.app import runs
 
     models[0].append(three_llm_steps())
-    assert main(["run", "Compute", "--db", db, "--run-id", "c1"]) == 0
+    assert main(["run", TASK, "--db", db, "--run-id", "c1"]) == 0
     real = runs.run_state
 
     def with_check(db_path, run_id):
@@ -383,7 +387,9 @@ REVISION = json.dumps({"steps": [{"id": 1, "title": "Try again", "instruction": 
 
 def eval_tasks(tmp_path, n=1):
     path = tmp_path / "tasks.jsonl"
-    path.write_text("".join(json.dumps({"question": f"Question {i}", "answer": "#### 7"}) + "\n" for i in range(n)))
+    # each question names parts ("steps"): the planner plans it (one piece of writing is planned by rule)
+    path.write_text("".join(json.dumps({"question": f"Question {i} in steps", "answer": "#### 7"}) + "\n"
+                            for i in range(n)))
     return str(path)
 
 
@@ -498,7 +504,7 @@ def test_the_run_record_names_the_model_its_engine_and_quantization(models, db, 
     fake = ScriptedChatModel(script=three_llm_steps(), metadata={"hierplan_model": info})
     monkeypatch.setattr(hierplan.models, "load_chat_model", lambda *a, **k: fake)
     monkeypatch.setenv("COLUMNS", "200")  # the runs table on one line
-    assert main(["run", "Compute", "--json", "--db", db, "--run-id", "m1"]) == 0
+    assert main(["run", TASK, "--json", "--db", db, "--run-id", "m1"]) == 0
     started = json.loads(capsys.readouterr().out.splitlines()[0])
     recorded = {k: info[k] for k in ("name", "engine", "quantization", "device")}
     assert started["event"] == "run_started" and started["model"] == recorded

@@ -25,6 +25,12 @@ N_STEPS = 6
 TOOLS = ["llm", "python"] * (N_STEPS // 2)
 
 
+def task_of(tag: str) -> str:
+    """The run's task: it names its run, and a deliverable with parts ("plan"), so the planner plans it (one
+    piece of writing is planned by rule, rules.plan)."""
+    return f"task of {tag}: draft a plan"
+
+
 def tagged_model(tag: str) -> ScriptedChatModel:
     """Every reply names its run, so a result that lands in the wrong thread is seen."""
     return ScriptedChatModel(
@@ -74,7 +80,7 @@ def test_runs_in_threads_share_one_database(tmp_path, shared):
             saver = one if shared else open_checkpointer(db)
             graph = build_graph(tagged_model(tag), saver, run_code=fake_runner, constrain=False)
             barrier.wait()
-            out = graph.invoke({"task": f"task of {tag}"}, {"configurable": {"thread_id": tag}})
+            out = graph.invoke({"task": task_of(tag)}, {"configurable": {"thread_id": tag}})
             assert out["final"] == f"{tag} final"
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors[tag] = exc
@@ -108,7 +114,7 @@ def test_one_graph_serves_several_threads_at_once(tmp_path):
 
     def work(tag):
         try:
-            graph.invoke({"task": f"task of {tag}"}, {"configurable": {"thread_id": tag}})
+            graph.invoke({"task": task_of(tag)}, {"configurable": {"thread_id": tag}})
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
@@ -127,7 +133,7 @@ def test_cli_runs_in_separate_processes_on_one_fresh_database(tmp_path):
     for tag in tags:
         env = dict(os.environ, HIERPLAN_WORKER_SPEC=json.dumps({"plan": ["llm"] * N_STEPS, "tag": tag}))
         procs[tag] = subprocess.Popen([sys.executable, WORKER, "run", "--json", "--db", db, "--run-id", tag,
-                                       f"task of {tag}"], env=env, stdout=subprocess.PIPE,
+                                       task_of(tag)], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True)
     for tag, proc in procs.items():
         out, err = proc.communicate(timeout=120)
@@ -139,7 +145,7 @@ def test_cli_runs_in_separate_processes_on_one_fresh_database(tmp_path):
     saver = open_checkpointer(db)
     for tag in tags:
         values = saver.get_tuple({"configurable": {"thread_id": tag}}).checkpoint["channel_values"]
-        assert values["task"] == f"task of {tag}"
+        assert values["task"] == task_of(tag)
         assert [r["output"] for r in values["results"]] == [f"{tag}: answer for step {i}"
                                                              for i in range(1, N_STEPS + 1)]
         assert values["final"] == "FINAL ANSWER"
@@ -152,7 +158,7 @@ def test_reading_runs_while_another_process_writes(tmp_path):
 
     db = str(tmp_path / "live.sqlite")
     env = dict(os.environ, HIERPLAN_WORKER_SPEC=json.dumps({"plan": ["llm"] * 8, "tag": "w"}))
-    proc = subprocess.Popen([sys.executable, WORKER, "run", "--json", "--db", db, "--run-id", "w", "task"],
+    proc = subprocess.Popen([sys.executable, WORKER, "run", "--json", "--db", db, "--run-id", "w", "Draft a plan"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = set()
     while proc.poll() is None:

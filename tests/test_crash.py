@@ -23,6 +23,8 @@ from fakes import integrity
 from helpers import WORKER, cli, events, one_line_error, saved_values, statuses
 
 PLAN = ["llm", "python", "llm", "llm"]  # 4 steps, each depending on the ones before (no depends_on)
+# Tasks with parts (rules.plan PARTS_RE): the planner plans them; one piece of writing is planned by rule
+TASK = "Do the four steps"
 STEPS = [1, 2, 3, 4]
 
 
@@ -98,7 +100,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
     spec = {"plan": PLAN, "pause": {**pause, "seconds": 60},
             "code": sandbox_code(token) if point == "python_step_sandbox" else "print(42)"}
 
-    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, "Do four things"],
+    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, TASK],
                  worker_env(tmp_path, spec, "calls1.json"))
     where = wait_for(tmp_path / "paused", proc)
     if point == "python_step_sandbox":
@@ -133,7 +135,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
     assert sorted(c["step"] for c in calls if c["node"] in ("llm_step", "python_step")) == remaining
     assert [c["node"] for c in calls].count("aggregator") == 1
     second = events(resumed.stdout)
-    assert second[0] == {"event": "run_started", "run_id": run_id, "task": "Do four things", "resumed": True,
+    assert second[0] == {"event": "run_started", "run_id": run_id, "task": TASK, "resumed": True,
                          "model": None, "kind": "writing"}  # the scripted model records none; classify ran
     assert [e["step_id"] for e in second if e["event"] == "step_finished"] == remaining
     assert second[-1]["event"] == "run_finished" and second[-1]["status"] == "done"
@@ -152,7 +154,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
 def test_a_run_killed_twice_still_finishes_once(tmp_path):
     """Killed during step 3, resumed, killed again in the aggregator, resumed again."""
     db, run_id = str(tmp_path / "runs.sqlite"), "twice"
-    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, "t"],
+    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, TASK],
                  worker_env(tmp_path, {"plan": PLAN, "pause": {"at": "llm_step", "step": 3}}, "c1.json"))
     wait_for(tmp_path / "paused", proc)
     kill9(proc)
@@ -175,7 +177,7 @@ def test_a_run_killed_twice_still_finishes_once(tmp_path):
 def test_resume_refuses_a_run_whose_process_is_alive(tmp_path):
     """While the run's process lives, it is 'running' and resume says so (exit 2) and changes nothing."""
     db, run_id = str(tmp_path / "runs.sqlite"), "alive"
-    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, "t"],
+    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, TASK],
                  worker_env(tmp_path, {"plan": PLAN, "pause": {"at": "llm_step", "step": 3}}, "c1.json"))
     try:
         wait_for(tmp_path / "paused", proc)
@@ -197,9 +199,10 @@ def test_resume_refuses_a_run_whose_process_is_alive(tmp_path):
 def test_real_model_run_killed_during_a_step_is_resumed(tmp_path):
     db, run_id = str(tmp_path / "runs.sqlite"), "real-kill"
     env = dict(os.environ, HIERPLAN_WORKER_REAL="1", PYTHONUNBUFFERED="1")
-    # --max-new-tokens caps the planner too: its JSON cannot fit, so the fixed 3-step fallback plan is used.
+    # --max-new-tokens caps the planner too: its JSON cannot fit, so the fixed 3-step fallback plan is used
+    # (the task names parts, "steps", so the planner plans it: one piece of writing is planned by rule).
     argv = ["run", "--json", "--db", db, "--run-id", run_id, "--max-new-tokens", "6", "--seed", "1",
-            "--sequential", "Name two colours."]
+            "--sequential", "Name two colours in three steps."]
     proc = spawn(argv, env)
     lines: list[str] = []
     planned = threading.Event()

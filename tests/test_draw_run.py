@@ -43,13 +43,14 @@ def matches_snapshot(name: str, text: str) -> None:
     assert text == path.read_text()
 
 
+# Each run's task names parts ("steps"), so the planner plans it: one piece of writing is planned by rule.
 @pytest.fixture
 def failed_run():
     """Step 2 (python) fails after its repairs; with max_replans=0 the run goes on: step 3 done, an answer."""
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm"], depends={3: [1]})]},
                               default={"aggregator": "The total is 42 apples."})
     graph = build_graph(model, run_code=failing_runner, constrain=False, max_replans=0)
-    return fixed_seconds(graph.invoke({"task": "Count the apples"}, CONFIG))
+    return fixed_seconds(graph.invoke({"task": "Count the apples in steps"}, CONFIG))
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ def replanned_run():
                                       "replanner": [REVISION]},
                               default={"aggregator": "It is 42."})
     graph = build_graph(model, run_code=failing_runner, constrain=False)
-    values = fixed_seconds(graph.invoke({"task": "Add the numbers"}, CONFIG))
+    values = fixed_seconds(graph.invoke({"task": "Add the numbers in steps"}, CONFIG))
     return values, list(graph.get_state_history(CONFIG))
 
 

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from fakes import FakeExecution, ScriptedChatModel, plan_json
+from fakes import NO_REQUIREMENTS, FakeExecution, ScriptedChatModel, plan_json
 from hierplan import build_graph
 from hierplan.eval import command as eval_cmd
 from hierplan.errors import UsageError
@@ -130,15 +130,16 @@ def task_of(messages) -> str:
     return re.search(r"Task: (.*)", messages[-1].content).group(1)
 
 
-# Per task: planner reply (garbage -> retry), python code on first try, final answer.
+# Per task: planner reply (garbage -> retry), python code on first try, final answer. Each task names parts
+# ("steps", "plan"), so the planner plans it: one piece of writing is planned by rule (rules.plan).
 TASKS = [
-    {"question": "Q1 repaired", "answer": "1 + 41\n#### 42"},
+    {"question": "Q1 repaired in steps", "answer": "1 + 41\n#### 42"},
     {"question": "Q2 retry plan", "answer": "#### 1,000"},
-    {"question": "Q3 explodes", "answer": "#### 3"},
-    {"question": "Q4 wrong", "answer": "#### 7"},
+    {"question": "Q3 explodes in steps", "answer": "#### 3"},
+    {"question": "Q4 wrong in steps", "answer": "#### 7"},
 ]
-FINALS = {"Q1 repaired": "The answer is 42.", "Q2 retry plan": "It costs $1,000.00", "Q4 wrong": "I think 8",
-          "Q3 explodes": RuntimeError("model exploded")}
+FINALS = {"Q1 repaired in steps": "The answer is 42.", "Q2 retry plan": "It costs $1,000.00",
+          "Q4 wrong in steps": "I think 8", "Q3 explodes in steps": RuntimeError("model exploded")}
 
 
 def planner(messages):
@@ -194,12 +195,15 @@ def test_harness_counts_plan_paths_python_repairs_tokens_and_errors(tmp_path):
     assert (q1["correct"], q1["predicted"], q1["expected"]) == (True, "42", "42")
     assert (q1["plan_source"], q1["plan_valid_first_pass"], q1["steps"]) == ("model", True, 3)
     assert (q1["python_steps"], q1["python_ok_first_try"], q1["python_ok"], q1["python_attempts"]) == (1, 0, 1, 2)
-    # tokens: planner + 2 code attempts + 2 llm steps (3 words each) + aggregator, from state and results
-    plan_words = len(plan_json(["python", "llm", "llm"], goal="Q1 repaired").split())
+    # tokens: the requirements read + planner + 2 code attempts + 2 llm steps (3 words each) + aggregator, from
+    # state and results
+    read_words = len(NO_REQUIREMENTS.split())
+    plan_words = len(plan_json(["python", "llm", "llm"], goal="Q1 repaired in steps").split())
     code_words = len("```python\nprint(1/0)\n```".split()) + len("print(42)".split())
-    assert q1["generated_tokens"] == plan_words + code_words + 2 * 3 + len("The answer is 42.".split())
-    assert q1["node_tokens"]["llm_step"] == 6 and q1["model_calls"] == 6
-    assert set(q1["node_seconds"]) >= {"planner", "llm_step", "python_step", "aggregator"}
+    assert q1["generated_tokens"] == read_words + plan_words + code_words + 2 * 3 + len("The answer is 42.".split())
+    assert q1["node_tokens"]["llm_step"] == 6 and q1["model_calls"] == 7
+    assert q1["node_tokens"]["read_requirements"] == read_words
+    assert set(q1["node_seconds"]) >= {"read_requirements", "planner", "llm_step", "python_step", "aggregator"}
     assert q1["error"] is None and q1["final"] == "The answer is 42."
 
     # Q2: the first plan did not parse; the retry's plan has two python steps, both fine first time.
@@ -331,7 +335,7 @@ def test_cli_limit_json_and_db_threads(loads, tmp_path, capsys):
     assert cli([str(tasks_file(tmp_path)), "--limit", "2", "--out", str(out), "--db", str(db), "--json",
                 "--no-constrain"]) == 0
     rows = read_results(out)
-    assert [r["question"] for r in rows] == ["Q1 repaired", "Q2 retry plan"]
+    assert [r["question"] for r in rows] == ["Q1 repaired in steps", "Q2 retry plan"]
     totals = json.loads(capsys.readouterr().out)
     assert totals["tasks"] == 2 and totals["correct"] == 2 and totals["accuracy_pct"] == 100.0
     # each task ran in its own thread of the --db checkpointer
@@ -343,7 +347,7 @@ def test_cli_limit_json_and_db_threads(loads, tmp_path, capsys):
 
 def test_cli_default_out_is_timestamped_under_eval_out(loads, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    tasks = tasks_file(tmp_path, [{"question": "Q4 wrong"}])  # no answer: correct is null
+    tasks = tasks_file(tmp_path, [{"question": "Q4 wrong in steps"}])  # no answer: correct is null
     assert cli([str(tasks)]) == 0
     [folder] = list((tmp_path / "eval-out").iterdir())
     assert re.fullmatch(r"\d{8}-\d{6}", folder.name)

@@ -158,7 +158,10 @@ def test_a_python_step_reads_the_file_and_its_chart_and_table_are_kept(sales):
 
 def test_without_files_the_prompts_are_unchanged():
     model = ScriptedChatModel(script={"planner": [plan_json(["python", "llm", "llm"])], "python_step": ["print(2)"]})
-    build_graph(model, constrain=False).invoke({"task": "Write about two"}, {"configurable": {"thread_id": "f2"}})
+    # a task with parts ("steps"): the planner and the steps are asked too (one piece of writing is planned by rule)
+    build_graph(model, constrain=False).invoke({"task": "Write about two in steps"},
+                                               {"configurable": {"thread_id": "f2"}})
+    assert model.count("planner") == 1 and model.count("python_step") == 1
     for call in model.calls:
         text = "\n".join(str(m.content) for m in call["messages"])
         assert prompts.FILES_GIVEN.strip() not in text and "./out/" not in text and "saved, kept" not in text

@@ -161,11 +161,13 @@ def test_repeated_lines_are_dropped_without_a_model_call_and_the_rest_kept():
 
 
 def test_after_dropping_repeats_the_model_is_asked_only_for_what_is_still_wrong():
-    model = ScriptedChatModel(script={"reviser": [GOOD]})
+    # the rewrite keeps the piece (rules.substance: a rewrite of under 60% of the kept answer's words is refused)
+    fixed = "- Green tea is a good drink\n- Black tea\n- Herbal tea"
+    model = ScriptedChatModel(script={"reviser": [fixed]})
     draft = "- Green tea is a very good drink\n- Green tea is a very good drink\n- Black tea\n- Herbal tea"
     final, check, calls = revise(model, TASK, draft)
     asked = model.calls[0]["messages"][-1].content
-    assert final == GOOD and len(calls) == 1 and len(check["draft_problems"]) == 3
+    assert final == fixed and len(calls) == 1 and len(check["draft_problems"]) == 3
     assert "it uses the word 'very', which the task forbids" in asked
     wrong = asked.split("got wrong:")[1]
     assert "repeats" not in wrong and "bullet points" not in wrong  # dropping the copy left 3 bullets
@@ -197,13 +199,14 @@ def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
 
 
 def test_the_graph_revises_a_writing_answer_and_records_the_check():
-    model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])],
-                                      "aggregator": ["Final answer: 3"], "reviser": [GOOD]})
+    # one piece of writing: its requirements are read, its one-step plan is written by rule (no planner call)
+    model = ScriptedChatModel(script={"aggregator": ["Final answer: 3"], "reviser": [GOOD]})
     out = build_graph(model, constrain=False).invoke({"task": TASK}, {"configurable": {"thread_id": "rv"}})
     assert out["final"] == GOOD and out["instruction_check"]["revised"] is True
     assert out["instruction_check"]["draft_problems"][0].startswith("it has 0 bullet points")
     assert model.count("reviser") == 1 and "answer_check" not in out
-    assert [c["node"] for c in out["calls"]] == ["planner", "aggregator", "reviser"]
+    assert out["plan_source"] == "rule" and model.count("planner") == 0
+    assert [c["node"] for c in out["calls"]] == ["read_requirements", "aggregator", "reviser"]
 
 
 def test_the_terminal_shows_the_checked_answer_when_it_differs_from_what_streamed():

@@ -13,6 +13,7 @@ from hierplan import build_graph
 CONFIG = {"configurable": {"thread_id": "par"}}
 # Steps 1-3 need nothing; step 4 needs them all.
 INDEPENDENT = {1: [], 2: [], 3: [], 4: [1, 2, 3]}
+TASK = "Draft a plan"  # a deliverable with parts: the planner plans it (rules.plan)
 
 
 class CountingRunner:
@@ -44,7 +45,7 @@ def graph_for(tools, depends, *, parallel=True, script=None, runner=None):
 
 def test_ready_llm_steps_share_one_batched_call_and_later_steps_wait():
     model, _, graph = graph_for(["llm", "llm", "none", "llm"], INDEPENDENT)
-    out = graph.invoke({"task": "t"}, CONFIG)
+    out = graph.invoke({"task": TASK}, CONFIG)
     assert [r["calls"][0]["batch"] for r in out["results"]] == [3, 3, 3, 1]
     step4_prompt = model.calls[-2]["messages"][1].content
     for step_id in (1, 2, 3):
@@ -53,7 +54,7 @@ def test_ready_llm_steps_share_one_batched_call_and_later_steps_wait():
 
 def test_sequential_mode_runs_one_step_at_a_time():
     _, _, graph = graph_for(["llm", "llm", "none", "llm"], INDEPENDENT, parallel=False)
-    out = graph.invoke({"task": "t"}, CONFIG)
+    out = graph.invoke({"task": TASK}, CONFIG)
     assert [r["calls"][0]["batch"] for r in out["results"]] == [1, 1, 1, 1]
     assert [r["step_id"] for r in out["results"]] == [1, 2, 3, 4]
 
@@ -61,7 +62,7 @@ def test_sequential_mode_runs_one_step_at_a_time():
 def test_ready_python_steps_run_concurrently():
     runner = CountingRunner(delay=0.3)
     _, _, graph = graph_for(["python", "python", "python", "llm"], INDEPENDENT, runner=runner)
-    out = graph.invoke({"task": "t"}, CONFIG)
+    out = graph.invoke({"task": TASK}, CONFIG)
     assert runner.peak == 3 and len(runner.seen) == 3
     assert all(r["ok"] for r in out["results"])
 
@@ -69,7 +70,7 @@ def test_ready_python_steps_run_concurrently():
 def test_sequential_python_steps_never_overlap():
     runner = CountingRunner(delay=0.05)
     _, _, graph = graph_for(["python", "python", "python", "llm"], INDEPENDENT, parallel=False, runner=runner)
-    graph.invoke({"task": "t"}, CONFIG)
+    graph.invoke({"task": TASK}, CONFIG)
     assert runner.peak == 1
 
 
@@ -78,7 +79,7 @@ def test_a_crash_among_parallel_steps_reruns_only_the_unfinished_ones():
     model, _, graph = graph_for(["python", "llm", "llm", "llm"], INDEPENDENT, runner=runner,
                                 script={"llm_step": [RuntimeError("batch died"), "two", "three", "four"]})
     with pytest.raises(RuntimeError, match="batch died"):
-        graph.invoke({"task": "t"}, CONFIG)
+        graph.invoke({"task": TASK}, CONFIG)
     assert len(runner.seen) == 1
     out = graph.invoke(None, CONFIG)
     assert len(runner.seen) == 1  # the python step that finished was not run again

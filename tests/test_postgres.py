@@ -18,6 +18,8 @@ from hierplan.errors import UsageError
 from pg import PASSWORD, free_port, pg_cluster, pg_url  # noqa: F401  (fixtures)
 
 PLAN = ["llm", "python", "llm"]
+# A task with parts (rules.plan PARTS_RE): the planner plans it; one piece of writing is planned by rule
+TASK = "Compute it in steps"
 
 
 def script(**extra):
@@ -46,7 +48,7 @@ def test_every_command_works_on_postgres(models, pg_url, tmp_path, monkeypatch, 
     assert tables(pg_url) == set()
 
     scripts.append(script(llm_step=["one", RuntimeError("model fell over")]))
-    code, out, err = cli("run", "Compute", "--db", pg_url, "--run-id", "r1")
+    code, out, err = cli("run", TASK, "--db", pg_url, "--run-id", "r1")
     assert code == 1
     one_line_error(err, "model fell over", "hierplan resume r1")
     assert {"hierplan_runs", "checkpoints", "checkpoint_writes", "checkpoint_migrations"} <= tables(pg_url)
@@ -59,7 +61,7 @@ def test_every_command_works_on_postgres(models, pg_url, tmp_path, monkeypatch, 
     assert statuses(pg_url) == {"r1": "done"}
 
     code, out, _ = cli("show", "r1", "--db", pg_url)
-    assert code == 0 and "Run r1 (done): Compute" in out and "42" in out and "FINAL" in out
+    assert code == 0 and f"Run r1 (done): {TASK}" in out and "42" in out and "FINAL" in out
     code, out, _ = cli("show", "r1", "--json", "--db", pg_url)
     state = json.loads(out)["state"]
     assert [r["output"] for r in state["results"]] == ["one", "42", "three"] and state["final"] == "FINAL"

@@ -9,6 +9,7 @@ from hierplan import build_graph
 from hierplan.nodes.replanner import revise_steps
 
 CONFIG = {"configurable": {"thread_id": "rp"}}
+TASK = "Draft a plan"  # a deliverable with parts: the planner plans it (rules.plan)
 FAIL = FakeExecution(False, "", "NameError: name 'x' is not defined", "error")
 REVISION = json.dumps({"steps": [
     {"id": 1, "title": "Estimate by hand", "instruction": "Reason it out", "tool": "llm", "expected_output": "n"},
@@ -19,20 +20,20 @@ def run(tools, runner_results, replies, **kwargs):
     model = ScriptedChatModel(script={"planner": [plan_json(tools)], **replies}, default={"python_step": "print(x)"})
     runner = scripted_runner(list(runner_results))
     graph = build_graph(model=model, run_code=runner, constrain=False, max_repairs=0, **kwargs)
-    return model, graph.invoke({"task": "t"}, CONFIG)
+    return model, graph.invoke({"task": TASK}, CONFIG)
 
 
 def test_a_failed_step_is_followed_by_a_revision_of_the_unfinished_steps():
     model, out = run(["llm", "python", "llm"], [FAIL], {"replanner": [REVISION]})
-    assert [c["node"] for c in model.calls] == ["planner", "llm_step", "python_step", "replanner", "llm_step",
-                                               "llm_step", "aggregator"]
+    assert [c["node"] for c in model.calls] == ["read_requirements", "planner", "llm_step", "python_step", "replanner",
+                                               "llm_step", "llm_step", "aggregator"]
     assert [(s["id"], s["title"]) for s in out["plan"]["steps"]] == [
         (1, "Step 1 (llm)"), (2, "Step 2 (python)"), (4, "Estimate by hand"), (5, "Check")]
     assert [(r["step_id"], r["ok"]) for r in out["results"]] == [(1, True), (2, False), (4, True), (5, True)]
     [revision] = out["replans"]
     assert revision["failed_step"] == 2 and revision["applied"] is True and "NameError" in revision["error"]
     assert [s["id"] for s in revision["steps"]] == [4, 5]
-    replanner_prompt = model.calls[3]["messages"][1].content
+    replanner_prompt = model.calls[4]["messages"][1].content
     assert "Failed step 2" in replanner_prompt and "NameError" in replanner_prompt and "Step 3 (llm)" in replanner_prompt
 
 
@@ -78,7 +79,7 @@ def test_with_structured_output_the_revision_is_asked_for_as_a_draft_revision():
     model = StructuredScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm"])],
                                                 "replanner": [REVISION]}, default={"python_step": "print(x)"})
     graph = build_graph(model=model, run_code=scripted_runner([FAIL]), max_repairs=0)
-    out = graph.invoke({"task": "t"}, CONFIG)
+    out = graph.invoke({"task": TASK}, CONFIG)
     [replan] = [c for c in model.calls if c["node"] == "replanner"]
     assert replan["kwargs"]["response_format"] is DraftRevision and "seed" not in replan["kwargs"]
     assert out["replans"][0]["applied"] and [s["id"] for s in out["plan"]["steps"]] == [1, 2, 4, 5]

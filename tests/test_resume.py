@@ -17,6 +17,8 @@ from fakes import ScriptedChatModel, plan_json
 from hierplan import build_graph, open_checkpointer
 
 CONFIG = {"configurable": {"thread_id": "resume-1"}}
+# Tasks that name a deliverable with parts, so the planner plans them (one piece of writing is planned by rule)
+TASK = "Draft a plan"
 
 
 def test_a_node_that_fails_once_is_resumed_without_rerunning_finished_steps(tmp_path):
@@ -25,7 +27,7 @@ def test_a_node_that_fails_once_is_resumed_without_rerunning_finished_steps(tmp_
     saver = open_checkpointer(str(tmp_path / "runs.sqlite"))
     graph = build_graph(model=model, checkpointer=saver, constrain=False)
     with pytest.raises(RuntimeError, match="model crashed"):
-        graph.invoke({"task": "three things"}, CONFIG)
+        graph.invoke({"task": "Do it in three steps"}, CONFIG)
 
     saved = saver.get_tuple(CONFIG).checkpoint["channel_values"]
     assert [r["output"] for r in saved["results"]] == ["first"]  # step 1 saved before step 2 started
@@ -42,7 +44,7 @@ def test_default_checkpointer_resumes_in_process():
                                       "aggregator": [KeyboardInterrupt(), "done at last"]})
     graph = build_graph(model=model, constrain=False)
     with pytest.raises(KeyboardInterrupt):
-        graph.invoke({"task": "t"}, CONFIG)
+        graph.invoke({"task": TASK}, CONFIG)
     out = graph.invoke(None, CONFIG)
     assert out["final"] == "done at last"
     assert model.count("llm_step") == 3 and model.count("planner") == 1
@@ -51,7 +53,7 @@ def test_default_checkpointer_resumes_in_process():
 def test_every_step_is_checkpointed_before_the_next_starts():
     model = ScriptedChatModel(script={"planner": [plan_json(["llm"] * 4)]})
     graph = build_graph(model=model, constrain=False)
-    graph.invoke({"task": "t"}, CONFIG)
+    graph.invoke({"task": TASK}, CONFIG)
     counts = [len(s.values.get("results") or []) for s in graph.get_state_history(CONFIG)]
     assert sorted(set(counts)) == [0, 1, 2, 3, 4]  # a checkpoint after every single step
 
@@ -90,9 +92,9 @@ def test_each_checkpoint_is_written_before_the_next_node_runs(how):
     graph = build_graph(model=model, checkpointer=SlowSaver(events), constrain=False, parallel=False)
     config = {"configurable": {"thread_id": f"durable-{how}"}}
     if how == "stream":
-        list(graph.stream({"task": "t"}, config))
+        list(graph.stream({"task": TASK}, config))
     else:
-        graph.invoke({"task": "t"}, config, **({"durability": "async"} if how == "async-asked" else {}))
+        graph.invoke({"task": TASK}, config, **({"durability": "async"} if how == "async-asked" else {}))
     # Before each model call (after the first), every write begun so far has ended.
     pending, violations = 0, 0
     for kind, _ in events:
@@ -117,7 +119,7 @@ WORKER = textwrap.dedent("""
     model = ScriptedChatModel(script=script)
     graph = build_graph(model=model, checkpointer=open_checkpointer(db), constrain=False)
     config = {{"configurable": {{"thread_id": "proc-run"}}}}
-    out = graph.invoke({{"task": "t"}} if phase == "start" else None, config)
+    out = graph.invoke({{"task": "Draft a plan"}} if phase == "start" else None, config)
     print(json.dumps({{"calls": [c["node"] for c in model.calls],
                       "outputs": [r["output"] for r in out["results"]], "final": out["final"]}}))
 """)
@@ -157,7 +159,7 @@ REVISION_WORKER = textwrap.dedent("""
     model = ScriptedChatModel(script=script)
     graph = build_graph(model=model, checkpointer=open_checkpointer(db), constrain=False)
     config = {{"configurable": {{"thread_id": "revision-run"}}}}
-    task = {{"task": "Write exactly 3 bullet points about tea."}}
+    task = {{"task": "Write a checklist of exactly 3 bullet points about tea."}}
     out = graph.invoke(task if phase == "start" else None, config)
     print(json.dumps({{"calls": [c["node"] for c in model.calls], "final": out["final"],
                       "check": out["instruction_check"]}}))

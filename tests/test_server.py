@@ -13,7 +13,7 @@ from server_fixtures import missing, start_server
 
 pytestmark = pytest.mark.slow
 
-TASK = "Add 2 and 3, then explain"
+TASK = "Add 2 and 3 in steps, then explain"  # names parts ("steps"): the planner plans it (rules.plan)
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +50,14 @@ def test_a_task_runs_to_the_end_streaming_updates_and_progress_events(server):
 
     thread, updates, custom, state = run(go())
     assert uuid.UUID(thread["thread_id"])
-    # A task that asks for no quantity: the writing branch, whose answer is checked against its instructions.
-    assert [n for n in updates if n != "scheduler"] == ["classify", "planner", "tool_choice", "python_step",
-                                                        "llm_step", "llm_step", "aggregator", "check_instructions"]
+    # A task that asks for no quantity: the writing branch, whose requirements are read before planning and
+    # whose answer is checked against its instructions.
+    assert [n for n in updates if n != "scheduler"] == ["classify", "read_requirements", "planner", "tool_choice",
+                                                        "python_step", "llm_step", "llm_step", "aggregator",
+                                                        "check_instructions"]
     events = [e["event"] for e in custom]
-    assert events[:2] == ["kind", "planning"] and "steps_started" in events and "final_token" in events
+    assert events[:4] == ["kind", "node_started", "requirements", "planning"]
+    assert "steps_started" in events and "final_token" in events
     assert state["values"]["kind"] == "writing"
     values = state["values"]
     assert values["final"].startswith(f"FINAL for [{TASK}]")
@@ -110,9 +113,10 @@ def test_a_runs_options_may_arrive_as_its_context_and_its_kind_with_its_input(se
 
     state = run(go())
     assert state["next"] == ["approval"] and state["values"]["kind"] == "numeric"
-    # numeric, one question: the three planned steps run as one program (rules.plan); as writing they would stay
+    # numeric, one thing asked: one program plans it by rule (rules.plan); as writing the planner's three steps
+    # would stay
     steps = state["values"]["plan"]["steps"]
-    assert [s["tool"] for s in steps] == ["python"] and "one question" in steps[0]["tool_reason"]
+    assert [s["tool"] for s in steps] == ["python"] and "asks one thing" in steps[0]["tool_reason"]
     # (the plan of "scripted-llm", the model the context named)
 
 

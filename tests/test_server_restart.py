@@ -17,7 +17,7 @@ from server_fixtures import missing, start_server
 
 pytestmark = pytest.mark.slow
 
-TASK = "Add 2 and 3"
+TASK = "Add 2 and 3 in steps"  # names parts ("steps"): the planner plans it (rules.plan)
 STEP_WAIT_S = 120
 
 

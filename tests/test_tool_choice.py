@@ -174,15 +174,15 @@ def test_a_one_step_writing_plan_is_left_to_the_final_answer():
     assert choose_tools(forced, task_kind("Write a note."))["steps"][0]["tool"] == "llm"
 
 
-def test_a_one_step_writing_run_calls_the_model_twice_plan_and_answer():
-    plan = json.dumps({"goal": "A note", "assumptions": [], "steps": [step(1, "Three warm sentences.")]})
-    model = ScriptedChatModel(script={"planner": [plan]},
-                              default={"aggregator": "Thank you for all your help with the launch."})
+def test_a_one_step_writing_run_calls_the_model_twice_requirements_and_answer():
+    # one piece of writing: its one-step plan is written by rule (rules.plan), no planner call
+    model = ScriptedChatModel(default={"aggregator": "Thank you for all your help with the launch."})
     out = build_graph(model, constrain=False).invoke({"task": "Write a short thank-you note to a colleague."},
                                                      {"configurable": {"thread_id": "one"}})
     assert out["final"] == "Thank you for all your help with the launch."
+    assert out["plan_source"] == "rule" and len(out["plan"]["steps"]) == 1
     assert [r["tool"] for r in out["results"]] == ["none"] and model.count("llm_step") == 0
-    assert model.count("planner") == 1 and model.count("aggregator") == 1
+    assert [c["node"] for c in model.calls] == ["read_requirements", "aggregator"]
 
 
 def test_a_task_about_the_users_data_may_hold_no_number_and_still_ask_for_one():

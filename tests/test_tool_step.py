@@ -115,13 +115,18 @@ def test_build_graph_takes_only_langchain_tools_with_distinct_names_of_their_own
 
 def test_the_planner_is_shown_each_tools_name_and_description_only_when_tools_are_registered():
     model, _, _ = run([weather_tool()], ["get_weather", "llm", "llm"], script={"tool_step": ['{"city": "Paris"}']})
-    user = model.calls[0]["messages"][-1].content
+    # a writing task: its requirements are read first (nodes.read_requirements), then the planner plans it
+    assert [c["node"] for c in model.calls][:2] == ["read_requirements", "planner"]
+    user = model.calls[1]["messages"][-1].content
     assert user.startswith(prompts.PLANNER_USER.format(task="What is the weather in Paris?"))
     assert f"- get_weather: {WEATHER_DESCRIPTION}" in user
-    assert model.calls[0]["messages"][0].content == prompts.PLANNER_SYSTEM
+    assert model.calls[1]["messages"][0].content == prompts.PLANNER_SYSTEM
 
-    plain, _, _ = run([], ["llm", "llm", "llm"])
-    assert plain.calls[0]["messages"][-1].content == prompts.PLANNER_USER.format(task="What is the weather in Paris?")
+    # without tools the task must name parts ("steps") to be planned by the planner (else rules.plan's rule)
+    task = "What is the weather in Paris? Give the steps to find out."
+    plain, _, _ = run([], ["llm", "llm", "llm"], task=task)
+    assert [c["node"] for c in plain.calls][:2] == ["read_requirements", "planner"]
+    assert plain.calls[1]["messages"][-1].content == prompts.PLANNER_USER.format(task=task)
 
 
 def test_a_step_naming_a_registered_tool_keeps_it_and_the_rule_decides_the_others():
@@ -135,7 +140,8 @@ def test_a_step_naming_a_registered_tool_keeps_it_and_the_rule_decides_the_other
 def test_the_constrained_planner_and_the_arguments_use_the_schemas_with_the_tools():
     model, _, out = run([weather_tool()], ["get_weather", "llm", "llm"], model_cls=StructuredScriptedChatModel,
                         script={"tool_step": ['{"city": "Paris", "days": 2}']}, constrain=True)
-    planner, tool_call = model.calls[0], model.calls[1]
+    requirements, planner, tool_call = model.calls[:3]
+    assert requirements["node"] == "read_requirements" and planner["node"] == "planner"
     enum = planner["kwargs"]["response_format"].model_json_schema()["$defs"]["DraftStep"]["properties"]["tool"]
     assert "get_weather" in enum["enum"]
     assert tool_call["node"] == "tool_step"
@@ -155,7 +161,8 @@ def test_a_tool_step_records_its_arguments_and_result_and_later_steps_see_the_re
     assert first["tool_args"] == {"city": "Paris", "days": 2}
     assert first["tool_result"] == first["output"] == "sunny in Paris for 2 day(s)"
     assert [c["node"] for c in first["calls"]] == ["tool_step"]
-    asked = model.calls[1]["messages"]
+    assert [c["node"] for c in model.calls][:3] == ["read_requirements", "planner", "tool_step"]
+    asked = model.calls[2]["messages"]
     assert asked[0].content.startswith(prompts.TOOL_SYSTEM.split("{")[0]) and '"city"' in asked[0].content
     assert "Task: What is the weather in Paris?" in asked[1].content
     later = [c for c in model.calls if c["node"] == "llm_step"][0]["messages"][-1].content

@@ -42,9 +42,9 @@ def test_the_kind_chosen_on_the_form_is_the_runs_and_shown_on_its_page(page):
 
 
 def test_the_runs_page_lists_runs_newest_first_with_steps_tokens_seconds(page):
-    first = page.start("first task")
+    first = page.start("Draft the first plan")
     page.wait(first, "done")
-    second = page.start("second task", approve="on")
+    second = page.start("Draft the second plan", approve="on")
     page.wait(second, "waiting")
     html = page.client.get("/").text
     assert html.index(second) < html.index(first)
@@ -196,9 +196,9 @@ def test_events_stream_a_run_live_and_end_with_it(page):
 def test_several_runs_at_once_share_the_one_model(page):
     gate = Gate(plan_json(["llm", "none", "llm"], goal="Held"))
     page.fakes.model.script["planner"] = [gate]
-    held = page.start("held run")
+    held = page.start("Draft the held plan")
     assert gate.entered.wait(10)
-    others = [page.start(f"task {i}") for i in range(2)]
+    others = [page.start(f"Draft plan {i}") for i in range(2)]
     for run_id in others:
         assert page.wait(run_id, "done") == "done"
     assert status_of(page.db, held) == "running"
@@ -210,7 +210,7 @@ def test_a_stopping_server_leaves_its_runs_interrupted_and_resumable(page):
     gate = Gate(plan_json(["llm", "none", "llm"]))
     page.fakes.model.script["planner"] = [gate]
     with LiveServer(page.db) as server:
-        run_id = server.runner.start("held", {})
+        run_id = server.runner.start("Draft the held plan", {})
         assert gate.entered.wait(10)
     assert status_of(page.db, run_id) == "interrupted"
     assert RunStore.open(page.db).get(run_id).error == STOPPED_ERROR

@@ -69,7 +69,7 @@ def test_start_watch_approve_and_read_the_answer(browser, tmp_path, monkeypatch)
     db = str(tmp_path / "ui.sqlite")
     with LiveServer(db) as server:
         browser.get(server.url + "/")
-        browser.find_element(By.ID, "task").send_keys("What is 6 * 7? Explain briefly.")
+        browser.find_element(By.ID, "task").send_keys("What is 6 * 7? Explain it in steps.")
         browser.find_element(By.ID, "approve").click()
         browser.find_element(By.ID, "start").click()
         wait_for(browser, "#approve-plan")  # the page itself shows the waiting plan

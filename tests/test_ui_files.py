@@ -140,7 +140,7 @@ def test_an_uploaded_csv_reaches_the_python_step_and_its_chart_and_table_show_on
 
 def test_a_saved_svg_or_html_file_is_never_served_as_a_page(page):
     script_python_run(page, HOSTILE)
-    run_id = page.start("Write the files", no_constrain="on")
+    run_id = page.start("Write the files in steps", no_constrain="on")  # parts: the planner plans it
     assert page.wait(run_id, "done", "failed") == "done"
     html = page.client.get(f"/runs/{run_id}").text
     base = f"/runs/{run_id}/artifacts/1"

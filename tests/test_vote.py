@@ -100,7 +100,10 @@ def test_failed_check_programs_do_not_vote():
 
 
 def test_a_task_that_asks_for_no_quantity_is_not_checked():
-    model, out = run([], [], [program("3"), program("'ok'")], task="Write a poem about 3 pens.")
+    # a writing task with parts ("stages"): the planner's python steps run (one piece of writing is planned by
+    # rule, with no python step to check)
+    model, out = run([], [], [program("3"), program("'ok'")], task="Write a poem about 3 pens in three stages.")
+    assert model.count("planner") == 1 and model.count("python_step") == 2
     assert model.count("python_check") == 0 and not out.get("checks")
     assert all(not r.get("check") for r in out["results"])
 

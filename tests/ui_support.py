@@ -112,7 +112,9 @@ class Page:
     def post(self, path: str, data: dict | None = None, **kwargs):
         return self.client.post(path, data=data, follow_redirects=False, **kwargs)
 
-    def start(self, task: str = "What is 6 * 7?", **form) -> str:
+    def start(self, task: str = "What is 6 * 7? Show the steps.", **form) -> str:
+        """Start a run from the form; the default task names parts ("steps"), so the planner plans it (one piece
+        of writing is planned by rule, rules.plan)."""
         r = self.post("/runs", {"task": task, **form})
         assert r.status_code == 303, r.text
         return r.headers["location"].rsplit("/", 1)[1]
