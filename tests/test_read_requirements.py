@@ -60,3 +60,11 @@ def test_a_reply_that_is_not_a_checklist_leaves_the_regex_readers_list():
     assert model.count("read_requirements") == 1 and out["final"] == POST.lower()
     assert all(i.get("read_by") != "model" for i in out["requirements"])
     assert any(c["node"] == "read_requirements" for c in out["calls"])  # the call is recorded all the same
+
+
+def test_the_reading_keeps_within_the_runs_token_cap():
+    model = ScriptedChatModel(script={"aggregator": [POST]})
+    graph = build_graph(model=model, constrain=False, max_new_tokens=6)
+    graph.invoke({"task": "Write a post about the bakery."}, {"configurable": {"thread_id": "cap"}})
+    [read] = [c for c in model.calls if c["node"] == "read_requirements"]
+    assert read["kwargs"]["max_tokens"] == 6 and read["kwargs"]["temperature"] == 0.0

@@ -53,8 +53,9 @@ def make_read_requirements(model: BaseChatModel, base: SamplingConfig):
         sampling = options.sampling(base)
         task = state["task"]
         emit("node_started", node="read_requirements")
-        # greedy: a reading, not a piece of writing
-        reading = replace(sampling.planner, temperature=0.0, max_new_tokens=READ_MAX_NEW_TOKENS)
+        # greedy, and within the run's cap (sampling.planner carries --max-new-tokens when one is given)
+        reading = replace(sampling.planner, temperature=0.0,
+                          max_new_tokens=min(READ_MAX_NEW_TOKENS, sampling.planner.max_new_tokens))
         got = structured_or_text(model, requirement_messages(task), reading, Checklist, constrain=options.constrain,
                                  node="read_requirements", seed=sampling.seed)
         items = ([r.model_dump() for r in got.parsed.requirements] if got.parsed is not None
