@@ -59,6 +59,7 @@ def test_numbers_are_read_in_digits_and_in_words():
     assert says_number("in 25 words or fewer", 25)
     assert says_number("twenty-five words at most", 25)
     assert says_number("twenty five words", 25)
+    assert says_number("no more than twice", 2)
     assert says_number("a hundred words", 100)
     assert not says_number("125 words", 25)
     assert not says_number("twenty words", 25)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from hierplan.rules.numbers import NUMBER_WORDS_RE, word_number
+
 # How much of a quote's words must be the task's for a paraphrased quote to count as the task's words.
 QUOTE_WORDS_IN_TASK = 0.8
 MIN_END_CHARS = 2
@@ -59,27 +61,6 @@ _POSTSCRIPT_MARKER_RE = re.compile(r"(?:p\.?\s*)+s\b\.?", re.I)
 _STRICT_BELOW_RE = re.compile(r"\b(?:less|fewer)\s+than\b|\bunder\b|\bbelow\b", re.I)
 _STRICT_ABOVE_RE = re.compile(r"\bmore\s+than\b|\bover\b|\babove\b|\bexceed", re.I)
 
-_UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
-         "seventeen eighteen nineteen".split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
-
-
-def spelled(n: int) -> set[str]:
-    """The ways ``n`` is written in words, below a thousand ("twenty-five", "twenty five", "a hundred")."""
-    if n < 20:
-        words = {_UNITS[n]} | ({"a", "an", "one", "single", "once"} if n == 1 else set())
-        return words | ({"twice", "pair"} if n == 2 else set()) | ({"thrice"} if n == 3 else set())
-    if n < 100:
-        tens, unit = divmod(n, 10)
-        return {_TENS[tens]} if not unit else {f"{_TENS[tens]}-{_UNITS[unit]}", f"{_TENS[tens]} {_UNITS[unit]}"}
-    if n < 1000:
-        hundreds, rest = divmod(n, 100)
-        heads = {f"{_UNITS[hundreds]} hundred"} | ({"a hundred"} if hundreds == 1 else set())
-        return heads if not rest else {f"{h} and {r}" for h in heads for r in spelled(rest)} | {
-            f"{h} {r}" for h in heads for r in spelled(rest)}
-    return set()
-
-
 def _norm(text: str) -> str:
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2018", "'").replace("\u2019", "'")
     return " ".join(text.lower().split())
@@ -103,11 +84,12 @@ def quote_in_task(quote: str, task: str) -> bool:
 
 
 def says_number(quote: str, n: int) -> bool:
-    """``n`` is written in the quote, in digits or in words."""
+    """``n`` is written in the quote, in digits or in words (rules.numbers reads the words)."""
     if str(n) in re.findall(r"\d+", quote):
         return True
-    text = f" {_norm(quote).replace('-', ' ')} "
-    return any(f" {w.replace('-', ' ')} " in text for w in spelled(n))
+    words = [word_number(m.group(0)) for m in NUMBER_WORDS_RE.finditer(quote)]
+    return n in words or (n == 1 and re.search(r"\b(?:a|an|single|once)\b", quote, re.I) is not None) or (
+        n == 2 and re.search(r"\b(?:twice|pair)\b", quote, re.I) is not None)
 
 
 def _bounds(bound: str | None, n: int, quote: str, default: str | None) -> dict[str, int | None] | None:
