@@ -246,3 +246,15 @@ def test_numbers_in_words_have_one_reader(text, value):
     from hierplan.rules.numbers import word_number
 
     assert word_number(text) == value
+
+
+def test_a_count_of_sections_to_highlight_is_of_marked_passages_not_headings():
+    assert read_instructions("Write a toast for my sister. Highlight at least 3 sections with markdown.") == [
+        {"kind": "highlights", "min": 3}]
+    assert read_instructions("Write a toast for my sister in 3 sections.") == [{"kind": "headings", "min": 3, "max": 3}]
+
+
+def test_a_cover_letter_is_a_piece_not_a_request_to_cover_a_letter():
+    assert read_instructions("Write a cover letter for a rally organizer job.") == []
+    assert read_instructions("Write a memo covering pay and leave.") == [{"kind": "mentions", "term": "pay"},
+                                                                          {"kind": "mentions", "term": "leave"}]

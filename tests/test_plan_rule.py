@@ -255,19 +255,23 @@ class StructuredRecorder(ScriptedChatModel):
         return RunnableLambda(answer)
 
 
+KEEPER = ("Every night for thirty years, Ada climbed the hundred steps of the lighthouse and lit the lamp. Ships she "
+          "never met passed safely in the dark. One stormy evening a small boat lost its way, and for the first time a "
+          "sailor knocked on her door to say thank you.")
+
+
 def test_one_piece_of_writing_is_planned_by_rule_with_the_requirements_read_from_the_task():
     story = "Write a short story about a lighthouse keeper, in under 200 words."
     checklist = json.dumps({"requirements": [
         {"quote": "in under 200 words", "kind": "word_count", "number": 200, "bound": "at most", "text": None},
         # not the task's words: dropped, so it is no assumption of the plan and no check
         {"quote": "in rhyme", "kind": "word_count", "number": 9, "bound": "exactly", "text": None}]})
-    model = StructuredRecorder(script={"read_requirements": [checklist]},
-                               default={"aggregator": "The keeper lit the lamp."})
+    model = StructuredRecorder(script={"read_requirements": [checklist]}, default={"aggregator": KEEPER})
     model.schemas = []
     graph = build_graph(model, InMemorySaver(), run_code=run_python)
     out = graph.invoke({"task": story}, {"configurable": {"thread_id": "bound"}})
     assert [c["node"] for c in model.calls] == ["read_requirements", "aggregator"]  # no planner, no step call
-    assert out["final"].rstrip() == "The keeper lit the lamp." and out["plan_source"] == "rule"
+    assert out["final"].rstrip() == KEEPER and out["plan_source"] == "rule"
     assert "one piece of writing" in out["plan_reason"]
     Plan.model_validate(out["plan"])
     assert out["plan"]["assumptions"] == ["Requirement: at most 199 words"]
@@ -275,3 +279,18 @@ def test_one_piece_of_writing_is_planned_by_rule_with_the_requirements_read_from
     assert one["tool"] == "none" and "one piece of writing" in one["tool_reason"]
     # the regexes read the limit too: one instruction, checked once
     assert [i["kind"] for i in out["instruction_check"]["instructions"]] == ["words", "no_repeats"]
+
+
+def test_a_draft_that_copies_the_request_back_is_written_anew_and_the_piece_kept():
+    task = "Write a short story about a lighthouse keeper who saves a ship."
+    model = StructuredRecorder(script={"read_requirements": [json.dumps({"requirements": []})],
+                                       "aggregator": [task], "reviser": [KEEPER]})
+    model.schemas = []
+    graph = build_graph(model, InMemorySaver(), run_code=run_python)
+    out = graph.invoke({"task": task}, {"configurable": {"thread_id": "echo"}})
+    assert [c["node"] for c in model.calls] == ["read_requirements", "aggregator", "reviser"]
+    check = out["instruction_check"]
+    assert check["draft_problems"][0].startswith("it repeats the task's words")
+    assert out["final"].rstrip() == KEEPER and check["ok"]
+    # the reviser was told why the draft was no answer
+    assert "repeats the task's words" in model.calls[-1]["messages"][-1].content

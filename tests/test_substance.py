@@ -1,6 +1,6 @@
 """The answer stays the answer: a rewrite that is no longer the piece is never kept (rules.substance)."""
 
-from hierplan.rules.substance import echo_share, substance_lost
+from hierplan.rules.substance import NOT_AN_ANSWER, echo_share, not_the_piece, substance_lost
 
 TASK = ("Write a blog post about moving to a small town for someone thinking about it. Keep it friendly and end it "
         "with the exact sentence 'Is there anything else I can help with?'")
@@ -38,3 +38,41 @@ def test_the_phrases_the_task_asks_for_do_not_count_as_copying():
     assert echo_share(POST + "Is there anything else I can help with?", TASK,
                       ["Is there anything else I can help with?"]) == echo_share(POST, TASK)
     assert echo_share("", TASK) == 0.0
+
+
+def test_an_answer_that_is_the_request_copied_back_is_not_the_piece():
+    task = "Write a short story about a lighthouse keeper who finds a message in a bottle, all in capital letters."
+    assert not_the_piece(task.upper(), task, [{"kind": "uppercase"}]) == NOT_AN_ANSWER
+    assert not_the_piece("Write a short story about a lighthouse keeper.", task, []) == NOT_AN_ANSWER
+
+
+def test_a_request_to_repeat_the_task_does_not_make_the_repeat_an_echo():
+    task = "Say this sentence back first, word for word: tell me about the tides. Then tell me about the tides."
+    asked = [{"kind": "repeat_request", "text": "tell me about the tides."}]
+    answer = "tell me about the tides. " + POST.replace("small town", "coast")
+    assert not_the_piece(answer, task, asked) is None
+
+
+def test_a_title_or_a_required_line_is_not_the_essay_the_task_names():
+    task = "I need an essay on why cities should plant more trees. Give it a title in double angular brackets."
+    why = not_the_piece("<<Why Cities Need Trees>>", task, [{"kind": "title"}])
+    assert why is not None and "essay" in why and "4 words" in why
+    assert not_the_piece(POST, task, [{"kind": "title"}]) is None
+
+
+def test_a_short_answer_is_fine_where_the_task_allows_it_or_names_no_piece():
+    essay = "Write an essay on trees in at most 30 words."
+    assert not_the_piece("Trees shade streets, cool the air and calm people.", essay,
+                         [{"kind": "words", "min": None, "max": 30}]) is None
+    assert not_the_piece("Trees shade streets.", "Write an essay on trees in two sentences.",
+                         [{"kind": "sentences", "min": None, "max": 2}]) is None
+    assert not_the_piece("A bronze bust of a bearded, moustached gentleman.",
+                         'How would you say "A bust of a man with a beard." more elegantly?', []) is None
+    assert not_the_piece("Fight Laughs, Punch Harder!", "Come up with a slogan for my funny fighting game.",
+                         []) is None
+
+
+def test_asked_to_expand_on_a_text_two_short_bullets_are_not_enough():
+    task = 'Can you expand on this text: "Measure twice, cut once." Two bullet points, please.'
+    why = not_the_piece("* Plan before you act\n* Check your work", task, [{"kind": "bullets", "min": 2, "max": 2}])
+    assert why is not None and "the whole piece" in why

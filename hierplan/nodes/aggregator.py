@@ -31,11 +31,14 @@ def requirements_note(requirements: list[dict]) -> str:
 def aggregator_messages(state: AgentState) -> list:
     results = state.get("results") or []
     if state["kind"] != NUMERIC:
-        notes = (format_results(results, limit=AGGREGATOR_CONTEXT_CHARS, programs=True) or "(no results)"
-                 ) + artifacts_note(results)
+        # a step left to the final answer (tool "none") is no material: shown, a small model copied its
+        # instruction as the reply
+        material = [r for r in results if r.get("tool") != "none"]
+        notes = format_results(material, limit=AGGREGATOR_CONTEXT_CHARS, programs=True) + artifacts_note(results)
         return [SystemMessage(prompts.AGGREGATOR_WRITING_SYSTEM),
                 HumanMessage(prompts.AGGREGATOR_WRITING_USER.format(
-                    results=notes, goal=state["plan"]["goal"], task=state["task"],
+                    notes=prompts.AGGREGATOR_WRITING_NOTES.format(results=notes.strip()) if notes.strip() else "",
+                    goal=state["plan"]["goal"], task=state["task"],
                     requirements=requirements_note(state.get("requirements") or [])))]
     user = prompts.AGGREGATOR_USER.format(
         task=state["task"], goal=state["plan"]["goal"],

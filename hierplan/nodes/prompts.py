@@ -199,15 +199,16 @@ AGGREGATOR_REQUEST_COMPUTED = ("Write the final answer in one or two sentences, 
 # A task that asks for no quantity: the reply itself, in the form the task asks for (on the writing tasks the
 # numeric prompt above made a small model end a checklist on "Final answer: 5"). The task comes last, after the
 # notes: a small model follows best the instructions it read last.
-AGGREGATOR_WRITING_SYSTEM = """You write the reply to the user's task. Notes from the steps of a plan are given as material: use what helps and leave out the rest.
+AGGREGATOR_WRITING_SYSTEM = """You write the reply to the user's task. Notes from the steps of a plan, when given, are material: use what helps and leave out the rest.
 The reply is the finished answer itself: do not mention the plan, its steps or the notes.
 Follow every instruction of the task exactly: its form (bullet points, numbered steps, headings, code blocks), its length, and the words it asks for or forbids."""
-AGGREGATOR_WRITING_USER = """Notes from the plan's steps:
-{results}
-
-Goal: {goal}
+AGGREGATOR_WRITING_USER = """{notes}Goal: {goal}
 Task: {task}
 {requirements}Write the reply to this task now."""
+AGGREGATOR_WRITING_NOTES = """Notes from the plan's steps:
+{results}
+
+"""
 # The requirements read from the task (nodes.read_requirements), in plain words (rules.checklist.describe).
 REQUIREMENTS_NOTE = "The reply must have:\n{items}\n"
 

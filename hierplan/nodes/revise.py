@@ -7,7 +7,9 @@ What a program can fix without losing anything is fixed first, with no model cal
 repair_by_program): lines said twice are dropped, and the case, commas, quotes, ending and JSON the task asks for
 are applied; a rewrite from the task alone gives a thinner answer. Every rewrite goes through the same fixes. The answer kept (``final``) is the one that breaks the fewest
 instructions, the draft on a tie; every round is recorded (``instruction_check``). A rewrite that is no longer
-the piece (it shrank it, or it is the task's words: rules.substance) is never kept, whatever it fixes.
+the piece (it shrank it, or it is the task's words: rules.substance) is never kept, whatever it fixes; an
+answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
+like a broken instruction (rules.substance.not_the_piece), the draft's too.
 
 Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
 exactly.
@@ -30,7 +32,7 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.instructions import ALWAYS, problems, read_instructions, repair_by_program
-from hierplan.rules.substance import substance_lost
+from hierplan.rules.substance import not_the_piece, substance_lost
 
 EMPTY_REVISION = "the revision was empty"
 
@@ -50,17 +52,23 @@ def check_instructions(state: AgentState) -> AgentState:
     return update
 
 
+def answer_problems(instructions: list[dict], answer: str, task: str) -> list[str]:
+    """The instructions ``answer`` breaks, and, first, why it is not the piece at all when it is not."""
+    floor = not_the_piece(answer, task, instructions)
+    return [*([floor] if floor else []), *problems(instructions, answer)]
+
+
 def first_check(task: str, draft: str, requirements: list[dict] | None = None) -> tuple[InstructionCheckDict, str]:
     """(the check of the aggregator's draft, the answer to keep: the draft, or the draft as repaired by program
     when that breaks fewer instructions). ``requirements``: what read_requirements read from the task (a run
     without it, e.g. one checkpointed before that node existed, reads the task's words by rule here)."""
     instructions = [*(read_instructions(task) if requirements is None else requirements), *ALWAYS]
-    draft_problems = problems(instructions, draft)
+    draft_problems = answer_problems(instructions, draft, task)
     kept, kept_problems = draft, draft_problems
     rounds: list[InstructionRoundDict] = []
     repaired = repair_by_program(instructions, draft)
     if repaired != draft:
-        repaired_problems = problems(instructions, repaired)
+        repaired_problems = answer_problems(instructions, repaired, task)
         rounds.append({"attempt": 0, "kind": "by_program", "problems": repaired_problems})
         if len(repaired_problems) < len(kept_problems):
             kept, kept_problems = repaired, repaired_problems
@@ -76,7 +84,7 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
     """(the check with the reviser's latest answer, repaired by program, as a new round; the answer to keep:
     the revision when it breaks fewer instructions and is still the piece (rules.substance), else ``kept``)."""
     revision = repair_by_program(check["instructions"], revision) if revision else revision
-    found = problems(check["instructions"], revision) if revision else [EMPTY_REVISION]
+    found = answer_problems(check["instructions"], revision, task) if revision else [EMPTY_REVISION]
     kept_problems = check["problems"]
     lost = substance_lost(kept, revision, task, check["instructions"]) if revision else None
     if revision and lost is None and len(found) < len(kept_problems):

@@ -53,7 +53,8 @@ _END_QUESTION_RE = re.compile(r"\bend(?:s|ing)?\s+(?:it\s+|(?:the|your)\s+\w+\s+
                               r"question)", re.I)
 _PYTHON_BLOCK_RE = re.compile(r"```\s*python|\bpython\s+(?:code\s+)?block\b|\bcode\s+block\b.*\bpython\b|"
                               r"\bpython\b.*\bcode\s+block\b", re.I | re.S)
-_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|cover|covering)\s+"
+# "cover" as a verb, not the noun of "a cover letter"
+_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|cover(?!\s+letters?\b)|covering)\s+"
                          r"(?:both\s+|all\s+of\s+)?([^.;:!?]+)", re.I)
 # Checked on every answer, whatever the task says: the same lines said twice.
 ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)

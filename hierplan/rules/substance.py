@@ -8,10 +8,16 @@ Why: a small model asked to fix "it must end with X" can reply with X alone, and
 can copy the task's sentences into them; both break fewer checked instructions and leave the user with nothing.
 Fixes made by program (rules.instructions.repair_by_program) lose nothing the answer said and are not judged
 here.
+
+The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is
+the task's own words (ECHO_LIMIT), or when the task names a piece of writing (an essay, a letter, a post...) or
+asks to expand on something and the answer has fewer than MIN_PIECE_WORDS words where the task's limits allow
+that many. Such an answer is a problem to fix like a broken instruction, so the reviser writes the piece anew.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 from hierplan.rules.text import words
@@ -21,6 +27,21 @@ KEEP_SHARE = 0.6
 ECHO_NGRAM = 4
 ECHO_MARGIN = 0.15
 """A rewrite may hold this much more of the task's word 4-grams (as a share of its own) than the kept answer."""
+ECHO_LIMIT = 0.5
+"""An answer more than this share of whose word 4-grams are the task's is the task copied back, not an answer."""
+MIN_PIECE_WORDS = 40
+"""Fewer words than this is not a piece of writing (a title, a required line, a template), unless the task's
+own limits (words, sentences) ask for less."""
+# A piece of writing that is never a line or two; a haiku, a slogan or a title may be.
+PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|letters?|poems?|songs?|lyrics|reviews?|"
+                      r"speech(?:es)?|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
+                      r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|expand(?:ing)?\s+on|"
+                      r"elaborat(?:e|ing)\s+on)\b", re.I)
+_SENTENCE_FLOOR = 3
+"""A task allowing at most this many sentences may be answered in fewer than MIN_PIECE_WORDS words."""
+NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
+TOO_SHORT = ("it has only {n} words, which is not the {piece} the task asks for: write the whole {piece}, "
+             "meeting the task's instructions")
 # The instructions whose text the answer is asked to contain: their words are the task's by request.
 _QUOTED_KINDS = ("repeat_request", "ends_with", "begins_with", "heading_text")
 
@@ -57,4 +78,28 @@ def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[di
     asked = [i["text"] for i in instructions if i.get("kind") in _QUOTED_KINDS and i.get("text")]
     if echo_share(rewrite, task, asked) > echo_share(kept, task, asked) + ECHO_MARGIN:
         return "the rewrite repeats the task's words instead of answering it"
+    return None
+
+
+def _allows_short(instructions: list[dict[str, Any]]) -> bool:
+    for i in instructions:
+        if i.get("kind") == "words" and i.get("max") is not None and i["max"] < 2 * MIN_PIECE_WORDS:
+            return True
+        if i.get("kind") == "sentences" and i.get("max") is not None and i["max"] <= _SENTENCE_FLOOR:
+            return True
+    return False
+
+
+def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]) -> str | None:
+    """Why ``answer`` is no answer to ``task`` at all (the task copied back, or a line where the task names a
+    piece of writing), or None. Judged on every answer the loop may keep, the draft included."""
+    instructions = list(instructions)
+    asked = [i["text"] for i in instructions if i.get("kind") in _QUOTED_KINDS and i.get("text")]
+    if echo_share(answer, task, asked) > ECHO_LIMIT:
+        return NOT_AN_ANSWER
+    piece = PIECE_RE.search(task)
+    n = len(words(answer))
+    if piece and n < MIN_PIECE_WORDS and not _allows_short(instructions):
+        name = piece.group(0).lower()
+        return TOO_SHORT.format(n=n, piece="piece" if " on" in name else name)
     return None
