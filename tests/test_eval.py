@@ -460,3 +460,45 @@ def test_calls_that_ended_at_the_budget_are_counted():
     assert (m["model_calls"], m["calls_at_budget"]) == (4, 1)
     md = render_summary(summarize([m, m]))
     assert "| model calls (ended at the token budget) | 8 (2) |" in md
+
+
+def test_named_answers_are_scored_by_name_and_a_task_only_when_all_are_right(tmp_path):
+    from hierplan.eval.harness import evaluate_task
+    from hierplan.eval.report import render_summary, summarize
+    from hierplan.eval.scoring import score_named
+    from hierplan.eval.tasks import load_tasks
+
+    assert score_named("@mean[34.650000001] and @city[Oslo]", [("mean", "34.65"), ("city", "Oslo")])[1:] == (True, 2)
+    assert score_named("@mean[34.6], @city[Oslo]", [("mean", "34.65"), ("city", "Oslo")])[1:] == (False, 1)
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"question": "q1", "answers": [["a", "1"], ["b", "x"]]}) + "\n"
+                    + json.dumps({"question": "q2", "answers": [["a", "2.5"]]}) + "\n")
+    tasks = load_tasks(path)
+    assert tasks[0].named == (("a", "1"), ("b", "x")) and tasks[0].expected_answer == "@a[1]; @b[x]"
+
+    class Graph:
+        def __init__(self, final):
+            self.final = final
+
+        def invoke(self, *args, **kwargs):
+            return {"final": self.final}
+
+    first = evaluate_task(Graph("@a[1.0000000001] @b[x]"), tasks[0], "t1")
+    second = evaluate_task(Graph("@a[2.4]"), tasks[1], "t2")
+    assert (first["correct"], first["sub_right"], second["correct"], second["sub_right"]) == (True, 2, False, 0)
+    s = summarize([first, second])
+    assert (s["correct"], s["sub_answers_right"], s["sub_answers"]) == (1, 2, 3)
+    assert "named answers right" in render_summary(s)
+
+
+def test_a_task_gives_one_kind_of_answer(tmp_path):
+    from hierplan.errors import UsageError
+    from hierplan.eval.tasks import load_tasks
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"question": "q", "answer": "3", "answers": [["a", "3"]]}) + "\n")
+    with pytest.raises(UsageError, match="give one of"):
+        load_tasks(path)
+    path.write_text(json.dumps({"question": "q", "answers": [["a", 3]]}) + "\n")
+    with pytest.raises(UsageError, match="pairs of strings"):
+        load_tasks(path)

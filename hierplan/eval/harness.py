@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Iterable
 
 from hierplan.eval.metrics import task_metrics
-from hierplan.eval.scoring import score, score_text
+from hierplan.eval.scoring import score, score_named, score_text
 from hierplan.eval.tasks import EvalTask
 
 ERROR_CHARS = 500
@@ -35,8 +35,14 @@ def evaluate_task(graph: Any, task: EvalTask, thread_id: str) -> dict[str, Any]:
     seconds = round(time.perf_counter() - start, 3)
     final = state.get("final") if error is None else None
     expected = task.expected_answer
-    predicted, correct = (score_text(final, task.expected_text) if task.expected_text is not None
-                          else score(final, task.expected))
+    named: dict[str, Any] = {}
+    if task.named:
+        given, correct, right = score_named(final, task.named)
+        predicted = "; ".join(f"@{n}[{v}]" for n, v in given.items()) or None
+        named = {"sub_right": right, "sub_total": len(task.named)}
+    else:
+        predicted, correct = (score_text(final, task.expected_text) if task.expected_text is not None
+                              else score(final, task.expected))
     if error is not None and expected is not None:
         correct = False  # a failed run did not answer; it counts against accuracy
     metrics = task_metrics(state)
@@ -48,6 +54,7 @@ def evaluate_task(graph: Any, task: EvalTask, thread_id: str) -> dict[str, Any]:
         "predicted": predicted,
         "correct": correct,
         "final": final,
+        **named,
         **metrics,
         **({"needs_tools": list(task.needs_tools),
             "needed_tools_called": set(task.needs_tools) <= {c["tool"] for c in metrics["tool_calls"]}}

@@ -71,6 +71,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     writing_python = sum(1 for r in writing if r.get("has_python_step"))
     calls = [c for r in records for c in r.get("tool_calls") or []]
     needing = [r for r in records if r.get("needs_tools")]
+    named = [r for r in records if r.get("sub_total")]
+    sub_right, sub_total = sum(r["sub_right"] for r in named), sum(r["sub_total"] for r in named)
     return {
         "tasks": n,
         "errors": sum(1 for r in records if r.get("error")),
@@ -78,6 +80,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "correct": correct,
         "accuracy_pct": _pct(correct, len(checked)),
         "accuracy_ci95_pct": wilson_interval(correct, len(checked)),
+        # tasks with named answers: accuracy above is by question (all names right); this is by name
+        "sub_answers_right": sub_right, "sub_answers": sub_total,
+        "sub_answers_pct": _pct(sub_right, sub_total),
         "numeric_tasks": sum(1 for r in records if r.get("numeric_task")),
         "tasks_with_python": with_python,
         "tasks_with_python_pct": _pct(with_python, n),
@@ -138,6 +143,9 @@ def render_summary(summary: dict[str, Any], meta: dict[str, Any] | None = None) 
         ("tasks", f"{s['tasks']} ({s['errors']} failed with an error)"),
         ("accuracy", f"{_fmt(s['accuracy_pct'], '%')} ({s['correct']}/{s['checked']})"
          + (f", 95% Wilson interval {ci[0]}-{ci[1]}%" if (ci := s.get("accuracy_ci95_pct")) else "")),
+        *([("named answers right (by name; accuracy counts a task when all are)",
+            f"{_fmt(s['sub_answers_pct'], '%')} ({s['sub_answers_right']}/{s['sub_answers']})")]
+          if s.get("sub_answers") else []),
         ("plan valid on first pass", _fmt(s["plan_valid_first_pass_pct"], "%")),
         ("plan sources", sources),
         ("steps (python)", f"{s['steps']} ({s['python_steps']})"),

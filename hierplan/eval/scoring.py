@@ -1,13 +1,21 @@
-"""Scoring: by final number (the last number in the agent's answer against the expected one), or, for a task
-whose answer is a name (``answer_text``), by that text appearing in the answer."""
+"""Scoring: by final number (the last number in the agent's answer against the expected one); for a task whose
+answer is a name (``answer_text``), by that text appearing in the answer; for a task with named answers
+(``answers``: the task's format asks for ``@name[value]`` items), each name's value as InfiAgent-DABench's
+closed-form scorer compares them."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from hierplan.rules.numbers import NUMBER_RE, last_number, numbers_equal, parse_number
 
-__all__ = ["NUMBER_RE", "find_text", "last_number", "numbers_equal", "parse_number", "score", "score_text"]
+__all__ = ["NUMBER_RE", "find_text", "last_number", "named_values", "numbers_equal", "parse_number", "score",
+           "score_named", "score_text"]
+
+NAMED_RE = re.compile(r"@(\w+)\[(.*?)\]")
+"""A named answer item, ``@name[value]``, as the closed-form scorer reads it."""
+FLOAT_TOLERANCE = 1e-6
 
 
 def score(final: str | None, expected: str | None) -> tuple[str | None, bool | None]:
@@ -37,3 +45,25 @@ def score_text(final: str | None, expected: str) -> tuple[str | None, bool]:
     """(the expected text as the answer wrote it, or None; correct)."""
     found = find_text(final, expected)
     return found, found is not None
+
+
+def named_values(final: str | None) -> dict[str, str]:
+    """Every ``@name[value]`` item of an answer, {name: value}; a name given twice keeps its last value."""
+    return {name: value for name, value in NAMED_RE.findall(final or "")}
+
+
+def _same_value(given: str, expected: str) -> bool:
+    if given.strip() == expected.strip():
+        return True
+    try:
+        return abs(float(given) - float(expected)) <= FLOAT_TOLERANCE
+    except ValueError:
+        return False
+
+
+def score_named(final: str | None, answers: Sequence[tuple[str, str]]) -> tuple[dict[str, str], bool, int]:
+    """(the named values the answer gives, all right, how many of the expected names are right): a name is right
+    when its value equals the expected string or both read as floats within FLOAT_TOLERANCE."""
+    given = named_values(final)
+    right = sum(1 for name, value in answers if name in given and _same_value(given[name], value))
+    return given, right == len(answers), right

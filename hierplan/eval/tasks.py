@@ -1,5 +1,6 @@
 """Evaluation tasks: one JSON object per line with ``question`` and, optionally, ``answer`` (GSM8K form) or
-``answer_text`` (a name the answer must state), ``requirements`` (checkable requirements of a writing task:
+``answer_text`` (a name the answer must state) or ``answers`` (named answers, ``[[name, value], ...]``, that the
+task's format asks for as ``@name[value]``: scoring.score_named), ``requirements`` (checkable requirements of a writing task:
 hierplan.eval.requirements), ``files`` (the user's files the run gets, as ``hierplan run --file`` gives them;
 paths relative to the tasks file's folder) and ``needs_tools`` (the registered tools a right answer needs: a
 record says whether the run called them)."""
@@ -36,10 +37,14 @@ class EvalTask:
     """The user's files the run gets (graph.state.FileDict records, read and checked when the tasks are loaded)."""
     needs_tools: tuple[str, ...] = ()
     """The registered tools a right answer needs (informational: the graph is offered every --mcp tool)."""
+    named: tuple[tuple[str, str], ...] = ()
+    """Named answers (``answers``): the task is right when every name's value is (scoring.score_named)."""
 
     @property
     def expected_answer(self) -> str | None:
-        """What a record shows as expected: the name (``answer_text``), else the number."""
+        """What a record shows as expected: the named answers, the name (``answer_text``), else the number."""
+        if self.named:
+            return "; ".join(f"@{n}[{v}]" for n, v in self.named)
         return self.expected_text if self.expected_text is not None else self.expected
 
     def without_files(self) -> "EvalTask":
@@ -101,8 +106,14 @@ def load_tasks(path: str | Path, limit: int | None = None) -> list[EvalTask]:
         answer_text = obj.get("answer_text")
         if answer_text is not None and (not isinstance(answer_text, str) or not answer_text.strip()):
             raise UsageError(f"{path}:{lineno}: \"answer_text\" must be a non-empty string")
-        if answer_text is not None and answer is not None:
-            raise UsageError(f"{path}:{lineno}: give \"answer\" (a number) or \"answer_text\", not both")
+        named = obj.get("answers")
+        if named is not None and not (isinstance(named, list) and named and all(
+                isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and a[0] and isinstance(a[1], str)
+                for a in named)):
+            raise UsageError(f"{path}:{lineno}: \"answers\" must be a list of [name, value] pairs of strings")
+        if sum(x is not None for x in (answer, answer_text, named)) > 1:
+            raise UsageError(f"{path}:{lineno}: give one of \"answer\" (a number), \"answer_text\" or "
+                             f"\"answers\"")
         needs_tools = obj.get("needs_tools") or []
         if not isinstance(needs_tools, list) or not all(isinstance(t, str) and t for t in needs_tools):
             raise UsageError(f"{path}:{lineno}: \"needs_tools\" must be a list of tool names")
@@ -118,7 +129,8 @@ def load_tasks(path: str | Path, limit: int | None = None) -> list[EvalTask]:
                               answer=None if answer is None else str(answer),
                               expected=parse_gsm8k_answer(answer), requirements=tuple(requirements),
                               expected_text=None if answer_text is None else answer_text.strip(),
-                              files=tuple(files), needs_tools=tuple(needs_tools)))
+                              files=tuple(files), needs_tools=tuple(needs_tools),
+                              named=tuple((n, v) for n, v in named or ())))
         if limit is not None and len(tasks) >= limit:
             break
     if not tasks:
