@@ -135,7 +135,7 @@ Expected output: {expected_output}"""
 
 CODE_SYSTEM = """You write a short Python 3 program for one step of a plan.
 Reply with the program only, in a ```python block. The programs of earlier steps have already run, so their variables exist: use them. Write into the program every other value it needs, taken from the task and from the results of earlier steps, and print the result with print(): just the number when the step asks for a quantity.
-Use only the standard library, numpy or pandas. No input(), no network, no files outside the current directory."""
+Use only the standard library, numpy, pandas, scipy or scikit-learn. No input(), no network, no files outside the current directory."""
 
 CODE_USER = "Task: {task}\n{step}"
 # After the request of a numeric task's last Python step: its printed number is the plan's answer. Untold, short

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 
 #: Third-party distributions importable in the sandbox, with their installed dependencies.
-ALLOWED_PACKAGES: tuple[str, ...] = ("numpy", "pandas", "matplotlib")
+ALLOWED_PACKAGES: tuple[str, ...] = ("numpy", "pandas", "matplotlib", "scipy", "scikit-learn")
 #: Where the allowed packages appear inside the child (a bind target under bwrap; a directory of
 #: symlinks on the host otherwise). Fixed per process so both modes share one path.
 SITE_PREFIX = "hierplan-sandbox-site-"

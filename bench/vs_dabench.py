@@ -1,0 +1,235 @@
+"""hierplan against the same model alone on questions about tables (InfiAgent-DABench), one process, one run.
+
+Two systems on the same loaded model: ``program`` (the model alone: one chat call, given the task and the same
+preview of the table hierplan shows, writes one pandas program, run once in hierplan's sandbox with the table at
+./data/NAME; its printed output is the answer) and ``hierplan`` (build_graph, in-memory checkpoints, the table
+attached as ``hierplan run --file`` attaches it). The order of the systems alternates from question to question.
+
+    python bench/vs_dabench.py tasks            # writes bench-out/dabench/{tune,validate}.jsonl (hierplan eval form)
+    python bench/vs_dabench.py run --part validate --out bench-out/dabench-validate.jsonl
+    python bench/vs_dabench.py summary bench-out/dabench-validate.jsonl
+
+The task a system sees is the question, its constraints and its answer format, as the data set's README says.
+Scored as the benchmark's own closed-form scorer does (hierplan.eval.scoring.score_named): every ``@name[value]``
+of the answer; a question is right (ABQ) when all its named answers are. The parts are drawn once, before any
+tuning (seed 40 over the dev ids): ``tune`` the first 25, ``validate`` the next 80; a part is never tuned on
+after it has been looked at. The baseline prompt below is a baseline, not product.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from vs_model_alone import call_seed, machine, one_call, paired, read_done, run_bench  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DABENCH = ROOT.parent / "shared" / "eval" / "dabench"
+TASKS_DIR = ROOT / "bench-out" / "dabench"
+PART_SEED = 40
+PARTS = {"tune": slice(0, 25), "validate": slice(25, 105)}
+SYSTEMS = ("program", "hierplan")
+
+PROGRAM_SYSTEM = ("You answer questions about the user's data file by writing one Python program. The file is at "
+                  "./data/{name}. Use pandas (numpy, scipy and scikit-learn are installed too). The program must "
+                  "not read input. It prints the answer in exactly the format the task asks for. Reply with the "
+                  "program only, in one ```python code block.")
+
+
+def task_text(row: dict[str, Any]) -> str:
+    """What a system is asked: the question, its constraints and its answer format."""
+    return f"{row['question'].strip()}\n\nConstraints: {row['constraints'].strip()}\n\nAnswer format: " \
+           f"{row['format'].strip()}"
+
+
+def write_tasks(out: Path = TASKS_DIR) -> dict[str, Path]:
+    """The dev questions as `hierplan eval` tasks (question, files, answers), split into the parts."""
+    rows = [json.loads(line) for line in (DABENCH / "dev.jsonl").read_text().splitlines() if line.strip()]
+    ids = sorted(r["id"] for r in rows)
+    random.Random(PART_SEED).shuffle(ids)
+    by_id = {r["id"]: r for r in rows}
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for part, cut in PARTS.items():
+        lines = [json.dumps({"id": i, "question": task_text(by_id[i]),
+                             "files": [str((DABENCH / "tables" / by_id[i]["file_name"]).resolve())],
+                             "answers": by_id[i]["answers"], "level": by_id[i]["level"]})
+                 for i in ids[cut]]
+        paths[part] = out / f"{part}.jsonl"
+        paths[part].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return paths
+
+
+def run_program(model, task, seed: int, run_code) -> dict[str, Any]:
+    """The model alone: one program, given the task and the table's preview, run once."""
+    from hierplan.eval.scoring import score_named
+    from hierplan.nodes.python_step import run_with_outputs
+    from hierplan.rules.text import strip_code_fences
+    from hierplan.tools.files import sandbox_data
+
+    [file] = task.files
+    record: dict[str, Any] = {"final": None, "generated_tokens": None, "error": None}
+    start = time.perf_counter()
+    try:
+        prompt = f"{task.question}\n\nThe file {file['name']} ({file['size']:,} bytes):\n{file['preview']}"
+        text, record["generated_tokens"] = one_call(model, PROGRAM_SYSTEM.format(name=file["name"]), prompt,
+                                                       CODE_TOKENS, call_seed(seed, "program", task.index))
+        record["program"] = text
+        attempt, _ = run_with_outputs(strip_code_fences(text), run_code, (), sandbox_data(task.files))
+        record["program_ok"], record["program_error"] = attempt.ok, attempt.error
+        record["final"] = attempt.stdout
+    except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
+        record["error"] = f"{type(exc).__name__}: {exc}"[:500]
+    record["seconds"] = round(time.perf_counter() - start, 3)
+    given, record["correct"], record["sub_right"] = score_named(record["final"], task.named)
+    record["predicted"] = "; ".join(f"@{n}[{v}]" for n, v in given.items()) or None
+    record["sub_total"] = len(task.named)
+    return record
+
+
+HIERPLAN_KEYS = ("final", "predicted", "correct", "sub_right", "sub_total", "seconds", "generated_tokens",
+                 "plan_source", "steps", "python_steps", "python_ok", "model_calls", "error")
+
+
+def make_run_one(ids: dict[int, int]):
+    def run_one(system: str, task, *, model, graph, seed: int, run_code) -> dict[str, Any]:
+        if system == "hierplan":
+            from hierplan.eval.harness import evaluate_task
+
+            full = evaluate_task(graph, task, f"dabench-{task.index}")
+            body = {k: full.get(k) for k in HIERPLAN_KEYS}
+        else:
+            body = run_program(model, task, seed, run_code)
+        return {"system": system, "index": task.index, "id": ids[task.index], "expected": task.expected_answer,
+                **body}
+
+    return run_one
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for s in SYSTEMS:
+        rs = [r for r in records if r.get("system") == s]
+        if not rs:
+            continue
+        right = sum(1 for r in rs if r.get("correct"))
+        sub_right, sub_total = sum(r.get("sub_right") or 0 for r in rs), sum(r.get("sub_total") or 0 for r in rs)
+        tokens = [r["generated_tokens"] for r in rs if r.get("generated_tokens") is not None]
+        out[s] = {"questions": len(rs), "errors": sum(1 for r in rs if r.get("error")), "right": right,
+                  "abq_pct": round(100 * right / len(rs), 1), "sub_right": sub_right, "sub_total": sub_total,
+                  "sub_pct": round(100 * sub_right / sub_total, 1) if sub_total else None,
+                  "seconds_per_question": round(sum(r.get("seconds") or 0 for r in rs) / len(rs), 1),
+                  "tokens_per_question": round(sum(tokens) / len(tokens)) if tokens else None}
+    return out
+
+
+def render(summary: dict[str, dict[str, Any]], records: list[dict[str, Any]], meta: dict[str, str]) -> str:
+    lines = [f"- {k}: {v}" for k, v in meta.items()] + ["", "| | model alone, one program (`program`) | hierplan |",
+                                                         "|---|---:|---:|"]
+    p, h = summary.get("program", {}), summary.get("hierplan", {})
+
+    def cell(s, key, suffix=""):
+        return "–" if s.get(key) is None else f"{s[key]}{suffix}"
+
+    lines += [f"| questions (errors) | {cell(p, 'questions')} ({cell(p, 'errors')}) | {cell(h, 'questions')} "
+              f"({cell(h, 'errors')}) |",
+              f"| ABQ (all named answers right) | {cell(p, 'right')} = {cell(p, 'abq_pct', '%')} | "
+              f"{cell(h, 'right')} = {cell(h, 'abq_pct', '%')} |",
+              f"| named answers right | {cell(p, 'sub_right')}/{cell(p, 'sub_total')} = {cell(p, 'sub_pct', '%')} | "
+              f"{cell(h, 'sub_right')}/{cell(h, 'sub_total')} = {cell(h, 'sub_pct', '%')} |",
+              f"| seconds per question | {cell(p, 'seconds_per_question')} | {cell(h, 'seconds_per_question')} |",
+              f"| generated tokens per question | {cell(p, 'tokens_per_question')} | "
+              f"{cell(h, 'tokens_per_question')} |"]
+    if p and h:
+        pair = paired(records, "hierplan", "program")
+        ratio = h["seconds_per_question"] / p["seconds_per_question"] if p["seconds_per_question"] else None
+        lines += ["", f"Paired on {pair['tasks']} questions: hierplan right where the program was wrong on "
+                      f"{pair['wins']}, wrong where it was right on {pair['losses']}; "
+                      f"{ratio:.2f}x the program's seconds." if ratio else ""]
+    return "\n".join(lines)
+
+
+CODE_TOKENS = 0  # set in main from hierplan.config (a Python step's budget)
+
+
+def main(argv: list[str] | None = None) -> int:
+    global CODE_TOKENS
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("tasks")
+    r = sub.add_parser("run")
+    r.add_argument("--part", choices=sorted(PARTS), required=True)
+    r.add_argument("--limit", type=int)
+    r.add_argument("--model")
+    r.add_argument("--seed", type=int, default=11)
+    r.add_argument("--systems", default=",".join(SYSTEMS))
+    r.add_argument("--out", type=Path, required=True)
+    s = sub.add_parser("summary")
+    s.add_argument("out", type=Path)
+    args = p.parse_args(argv)
+    if args.command == "tasks":
+        for part, path in write_tasks().items():
+            print(f"{part}: {path}")
+        return 0
+    if args.command == "summary":
+        lines = [json.loads(x) for x in args.out.read_text().splitlines() if x.strip()]
+        records = [x for x in lines[1:] if "system" in x]
+        print(render(summarize(records), records, {"per-question results": f"`{args.out}`"}))
+        return 0
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from hierplan.config import CODE_MAX_NEW_TOKENS, SamplingConfig
+    from hierplan.eval.tasks import load_tasks
+    from hierplan.graph.builder import build_graph
+    from hierplan.models import load_chat_model
+    from hierplan.tools import run_python
+
+    CODE_TOKENS = CODE_MAX_NEW_TOKENS
+    systems = tuple(x.strip() for x in args.systems.split(","))
+    if set(systems) - set(SYSTEMS):
+        p.error(f"--systems: choose from {','.join(SYSTEMS)}")
+    path = write_tasks()[args.part]
+    tasks = load_tasks(path, args.limit)
+    ids = {t.index: json.loads(line)["id"] for t, line in zip(tasks, path.read_text().splitlines())}
+    settings = {"part": args.part, "model": args.model, "seed": args.seed}
+    done = read_done(args.out, settings)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if not done:
+        args.out.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
+    print(f"{len(tasks)} questions x {','.join(systems)}; {len(done)} records already in {args.out}", file=sys.stderr)
+    model = load_chat_model(args.model)
+    graph = build_graph(model, InMemorySaver(), sampling=SamplingConfig(seed=args.seed))
+    started = time.strftime("%Y-%m-%d %H:%M %Z")
+
+    def on_record(record: dict[str, Any]) -> None:
+        with args.out.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        print(f"[{record['index']}] {record['system']:>8} {record.get('sub_right')}/{record.get('sub_total')} "
+              f"{'right' if record.get('correct') else 'wrong'} {record['seconds']:.1f}s "
+              f"{record.get('generated_tokens')} tokens{' ' + record['error'] if record.get('error') else ''}",
+              file=sys.stderr, flush=True)
+
+    records = run_bench(tasks, systems, model=model, graph=graph, seed=args.seed, run_code=run_python, done=done,
+                        on_record=on_record, run_one=make_run_one(ids))
+    meta = {"command": "`" + shlex.join(["python", "bench/vs_dabench.py", *(argv or sys.argv[1:])]) + "`",
+            "questions": f"{len(tasks)} of the {args.part} part, both systems on the same loaded model "
+                         f"({args.model or 'the default model'}), one process, order alternating per question",
+            "machine": machine(), "started": started, "ended": time.strftime("%Y-%m-%d %H:%M %Z"),
+            "per-question results": f"`{args.out}`"}
+    summary = summarize(records)
+    args.out.with_suffix(".summary.json").write_text(json.dumps({"meta": meta, "summary": summary}, indent=2))
+    print(render(summary, records, meta))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
