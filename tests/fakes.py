@@ -25,7 +25,7 @@ def node_of(messages: list[BaseMessage], graph_node: str | None = None) -> str:
         return "read_requirements"
     if system == prompts.PLANNER_RETRY_SYSTEM:
         return "planner_retry"
-    if system == prompts.CHECK_SYSTEM:
+    if system in (prompts.CHECK_SYSTEM, prompts.DATA_CHECK_SYSTEM):
         # the plan's one Python step of a numeric task is asked for as the check is (with a written plan's outline)
         if graph_node is not None:
             return "python_step" if graph_node == "python_step" else "python_check"

@@ -143,7 +143,7 @@ def test_task_files_are_read_relative_to_the_tasks_file_and_bad_ones_are_one_lin
         ({"question": "Q", "files": ["d/missing.csv"]}, r"tasks.jsonl:1: file d/missing.csv: no such file \(looked for "),
         ({"question": "Q", "files": ["d"]}, r"tasks.jsonl:1: --file .*d: is a directory"),
         ({"question": "Q", "files": "d/a.csv"}, r"tasks.jsonl:1: \"files\" must be a list of paths"),
-        ({"question": "Q", "answer": "3", "answer_text": "Ada"}, r"tasks.jsonl:1: give \"answer\" \(a number\) or"),
+        ({"question": "Q", "answer": "3", "answer_text": "Ada"}, r"tasks.jsonl:1: give one of \"answer\" \(a number\), \"answer_text\" or"),
         ({"question": "Q", "answer_text": " "}, r"tasks.jsonl:1: \"answer_text\" must be a non-empty string"),
         ({"question": "Q", "needs_tools": "supplier"}, r"tasks.jsonl:1: \"needs_tools\" must be a list"),
     ]:

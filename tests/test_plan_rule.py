@@ -115,7 +115,9 @@ def test_a_long_question_is_cut_to_the_goal_limit_at_a_word():
 @pytest.mark.parametrize("kind, task, files, tools, by_rule", [
     ("numeric", TASK, (), (), True),
     ("numeric", "A pen costs $3. How much do 2 cost? How much do 7 cost?", (), (), False),  # two questions
-    ("numeric", TASK, ("chores.csv",), (), False),  # the answer may be in the file: the planner reads its preview
+    ("numeric", TASK, ("chores.csv",), (), True),   # a question about the user's file: one program reads it
+    ("numeric", "From sales.csv, write a plan with steps to grow sales and chart the totals.", ("sales.csv",), (),
+     False),                                        # a deliverable with parts: the planner decides them
     ("numeric", TASK, (), ("clock",), False),       # a tool may hold the answer: the planner is shown the tools
     ("writing", "Write a short story about a lighthouse keeper, in under 200 words.", (), (), True),  # one piece
     ("writing", "Write a checklist for opening a small cafe.", (), (), False),  # a deliverable with parts
@@ -145,16 +147,39 @@ def test_the_graph_plans_a_one_question_task_by_rule_and_asks_the_step_as_the_ch
     assert len(set(seeds)) == 2
 
 
-def test_the_same_question_with_the_users_file_is_planned_by_the_model(tmp_path):
+def test_a_question_about_the_users_table_is_one_program_checked_by_another_reading_the_file(tmp_path):
     from hierplan.tools.files import load_files
 
     csv = tmp_path / "chores.csv"
-    csv.write_text("chore,minutes\nsweep,30\n")
-    plan = json.dumps({"goal": "The dishes", "assumptions": [], "steps": [step(1, "Read chores.csv.", "python")]})
-    model = ScriptedChatModel(script={"planner": [plan]}, default={"python_step": "```python\nprint(6)\n```"})
+    csv.write_text("chore,minutes\nsweep,30\ndishes,12\nlaundry,18\n")
+    task = ("Identify the longest chore and the mean minutes in chores.csv. "
+            "Answer format: @longest[name], @mean_minutes[number rounded to 1 decimal]")
+    step_program = ("import pandas as pd\ndf = pd.read_csv('data/chores.csv')\n"
+                    "print(f\"@longest[{df.loc[df.minutes.idxmax(), 'chore']}], @mean_minutes[{df.minutes.mean():.1f}]\")")
+    check_program = ("import csv\nrows = list(csv.DictReader(open('data/chores.csv')))\n"
+                     "m = [int(r['minutes']) for r in rows]\nlongest = max(rows, key=lambda r: int(r['minutes']))\n"
+                     "print('longest:', longest['chore'], 'mean:', round(sum(m) / len(m), 1))")
+    model = ScriptedChatModel(default={"python_step": f"```python\n{step_program}\n```",
+                                       "python_check": f"```python\n{check_program}\n```"})
     graph = build_graph(model, InMemorySaver(), run_code=run_python, constrain=False)
-    out = graph.invoke({"task": TASK, "files": load_files([csv])}, {"configurable": {"thread_id": "file"}})
-    assert model.count("planner") == 1 and out["plan_source"] == "model"
+    out = graph.invoke({"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "file"}})
+    assert model.count("planner") == 0 and out["plan_source"] == "rule" and out["kind"] == "numeric"
+    assert "a question about the user's files" in out["plan_reason"]
+    # both programs were shown the file and read it; they agree on the values, whatever their labels
+    for node in ("python_step", "python_check"):
+        [call] = [c for c in model.calls if c["node"] == node]
+        assert "- chores.csv (" in call["messages"][-1].content
+    assert out["vote"]["decided"] and out["vote"]["agreed"] == 2
+    # the answer is what the kept program printed, in the format the task asked for
+    assert out["final"] == "@longest[sweep], @mean_minutes[20.0]"
+
+
+def test_a_request_to_write_about_the_users_file_is_writing():
+    from hierplan.rules.kind import task_kind
+
+    assert task_kind("Summarise notes.txt in a paragraph.", with_files=True) == "writing"
+    assert task_kind("Check if the fares in trips.csv are skewed.", with_files=True) == "numeric"
+    assert task_kind("Check if the fares in trips.csv are skewed.") == "writing"  # no file: nothing to analyse
 
 
 def clock_tool():
@@ -200,7 +225,7 @@ def test_a_written_plans_instruction_is_the_outline_and_the_rule_plans_is_not():
 
 @pytest.mark.parametrize("kind, steps, files, whole", [
     ("numeric", ["python"], (), True),
-    ("numeric", ["python"], ("sales.csv",), False),  # a program reading files needs the step prompt's notes
+    ("numeric", ["python"], ("sales.csv",), True),   # asked for as the check is, with the files' notes
     ("numeric", ["python", "python"], (), False),    # two questions: each step its part
     ("numeric", ["llm"], (), False),
     ("writing", ["python"], (), False),
@@ -227,8 +252,9 @@ def test_a_task_one_step_does_gets_a_one_step_plan(kind, task, bound):
     assert step_bound(kind, task) == bound
 
 
-def test_the_users_files_or_tools_leave_the_planner_free():
-    assert step_bound("numeric", TASK, files=["chores.csv"]) == MAX_STEPS
+def test_tools_or_a_deliverable_with_parts_leave_the_planner_free():
+    assert step_bound("numeric", TASK, files=["chores.csv"]) == 1
+    assert step_bound("numeric", "Make a plan from chores.csv and chart it.", files=["chores.csv"]) == MAX_STEPS
     assert step_bound("writing", "Write a poem about rain.", tools=["weather"]) == MAX_STEPS
     assert step_bound("writing", "Summarise notes.txt in a paragraph.", files=["notes.txt"]) == MAX_STEPS
 

@@ -30,7 +30,7 @@ from hierplan.nodes.context import file_names, ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import make_planner, whole_task_planner
 from hierplan.nodes.read_requirements import make_after_requirements, make_read_requirements
-from hierplan.nodes.python_step import CodeRunner, default_runner, make_python_step, run_attempt
+from hierplan.nodes.python_step import CodeRunner, default_runner, make_python_step, run_alone
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.stated_answer import stated_answer
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
@@ -40,7 +40,7 @@ from hierplan.nodes.vote import after_vote, computed_step, vote
 from hierplan.options import RunOptions, run_options
 from hierplan.roles import node_models
 from hierplan.rules.kind import NUMERIC, WRITING
-from hierplan.rules.plan import planned_by_rule
+from hierplan.rules.plan import planned_by_rule, whole_task_step
 from hierplan.tools.registered import check_tools
 
 # "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
@@ -86,9 +86,11 @@ def make_dispatch(registered: Collection[str] = ()):
         ready = ready_steps(state)
         if not ready:
             used_tools = any(r.get("tool") in names for r in state.get("results") or [])
-            # the checker solves the task from its words alone: it cannot know what a tool returned or a file holds
-            checkable = (state["kind"] == NUMERIC and not used_tools and not state.get("files")
-                         and computed_step(state) is not None)
+            # the checker solves the task from its words (and the user's files, for a question about them: a plan
+            # the model wrote for them makes a deliverable with parts, which the aggregator writes up); it cannot
+            # know what a tool returned
+            checkable = (state["kind"] == NUMERIC and not used_tools and computed_step(state) is not None
+                         and (not state.get("files") or whole_task_step(state["kind"], state["plan"])))
             return "checker" if checkable else "aggregator"
         if not options.parallel:
             ready = ready[:1]
@@ -140,7 +142,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     graph.add_node("llm_step", make_llm_step(of["llm_step"], base))
     graph.add_node("tool_step", make_tool_step(of["tool_step"], base, tools))
     graph.add_node("replanner", make_replanner(of["replanner"], base, tools))
-    graph.add_node("checker", make_checker(of["checker"], base, lambda code: run_attempt(code, run_code)))
+    graph.add_node("checker", make_checker(of["checker"], base, lambda code, files: run_alone(code, run_code, files)))
     graph.add_node("vote", vote)
     graph.add_node("stated_answer", stated_answer)
     graph.add_node("aggregator", make_aggregator(of["aggregator"], base))

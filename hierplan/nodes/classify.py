@@ -16,7 +16,7 @@ def make_classify(has_tools: bool = False):
         given = state.get("kind")
         if given is not None and given not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {given!r}")
-        kind = given or task_kind(state["task"], with_data=has_tools or bool(state.get("files")))
+        kind = given or task_kind(state["task"], with_data=has_tools, with_files=bool(state.get("files")))
         emit("kind", kind=kind, given=given is not None)
         return {"kind": kind}
 

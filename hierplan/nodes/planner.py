@@ -69,7 +69,7 @@ def whole_task_planner(state: AgentState) -> AgentState:
     """The plan of a task one step does (rules.plan rule 1: a question one program answers, or one piece of
     writing), written by rule: no model call."""
     emit("planning", attempt="rule", max_steps=1)
-    plan = whole_task_plan(state["task"], state["kind"], state.get("requirements"))
+    plan = whole_task_plan(state["task"], state["kind"], state.get("requirements"), file_names(state))
     return {"plan": plan, "plan_source": RULE_SOURCE, "plan_reason": plan["steps"][0]["tool_reason"],
             "plan_failures": [], "calls": []}
 

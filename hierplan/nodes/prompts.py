@@ -149,6 +149,11 @@ CHECK_SYSTEM = """You write one short Python 3 program that solves the user's ta
 Reply with the program only, in a ```python block. Write every value the task gives into a named variable, compute the answer step by step, and end with print() of the final answer: just the number, in the unit the question asks for.
 Use only the standard library. No input()."""
 CHECK_USER = "Task: {task}"
+# The same for a question about the user's files: the program reads them, and prints every value asked for in the
+# task's format (a question about a table often asks for several).
+DATA_CHECK_SYSTEM = """You write one Python 3 program that answers the user's question about their data files.
+Reply with the program only, in a ```python block. Read each file from ./data/NAME (a CSV with pandas: pd.read_csv("data/NAME")), using the column names exactly as the file's preview shows them. Compute every value the question asks for, following its constraints (the method, the rounding), and print each answer with print(), in exactly the format the task asks for.
+Use only the standard library, numpy, pandas, scipy or scikit-learn. No input(), no network."""
 # The one Python step of a numeric plan (rules.plan.whole_task_step) is asked for as the check is: asked with the
 # step prompt and its examples, its program followed an instruction that named a part of the way and printed that
 # part (the check-cost runs in bench/notes/eval-notebook.md). A model-written plan's instruction follows the task as its

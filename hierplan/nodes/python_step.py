@@ -135,7 +135,7 @@ def step_messages(payload: StepPayload, files: Sequence[Any], examples: list) ->
     and the user's files."""
     step = payload["step"]
     if whole_task_step(payload["kind"], payload["plan"], files):
-        return check_messages(payload["task"], outline=plan_outline(step))
+        return check_messages(payload["task"], outline=plan_outline(step), files=files)
     request = code_request(payload["task"], prior_results(payload, step), step)
     if files:
         request += files_note(files, code=True)
@@ -157,6 +157,16 @@ def code_example_turns() -> list:
 def run_attempt(code: str, run_code: CodeRunner, earlier: Sequence[str] = ()) -> CodeAttempt:
     """Check and run ``code`` after the ``earlier`` steps' programs (context.earlier_programs)."""
     return run_with_outputs(code, run_code, earlier)[0]
+
+
+def run_alone(code: str, run_code: CodeRunner, files: Sequence[Any] = ()) -> CodeAttempt:
+    """One program on its own (the checker's), with the user's files (FileDicts) at ./data/ when the run has any."""
+    data = None
+    if files:
+        from hierplan.tools.files import sandbox_data
+
+        data = sandbox_data(files)
+    return run_with_outputs(code, run_code, (), data)[0]
 
 
 def run_with_outputs(code: str, run_code: CodeRunner, earlier: Sequence[str] = (),

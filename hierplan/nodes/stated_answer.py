@@ -15,7 +15,11 @@ from hierplan.rules.answer import stated_answer as state_number
 
 def stated_answer(state: AgentState) -> AgentState:
     record = state.get("vote")
-    if not record or not record["decided"] or record["chosen"] is None:
-        raise ValueError("stated_answer was routed to without a decided vote on a number")
+    if not record or not record["decided"]:
+        raise ValueError("stated_answer was routed to without a decided vote")
     emit("node_started", node="stated_answer")
+    if state.get("files"):  # a question about the user's data: the kept program printed the answers, as asked
+        return {"final": record["stdout"].strip()}
+    if record["chosen"] is None:
+        raise ValueError("stated_answer was routed to without a decided vote on a number")
     return {"final": state_number(state["plan"]["goal"], record["chosen"], record["agreed"], record["programs"])}

@@ -22,13 +22,14 @@ from hierplan.rules.vote import has_majority, tally, voted
 
 
 def computed_step(state: AgentState) -> ResultDict | None:
-    """The plan's last Python step when it printed a number (what a numeric task's vote is about), else None."""
+    """The plan's last Python step when it printed a number (what a numeric task's vote is about; with the user's
+    files, any values it printed: a question about a table may ask for several, or for a name), else None."""
     plan = state["plan"]
     if not any(s["tool"] == "python" for s in plan["steps"]):
         return None
     step_id = last_python_step(plan)
     result = next((r for r in state.get("results") or [] if r["step_id"] == step_id), None)
-    if result is None or not result["ok"] or last_number(result["stdout"]) is None:
+    if result is None or voted(result["ok"], result["stdout"], every_value=bool(state.get("files"))) is None:
         return None
     return result
 
@@ -39,7 +40,7 @@ def vote(state: AgentState) -> AgentState:
         raise ValueError("vote was routed to without a computed number to vote on")
     plan_program: AttemptDict = result["attempts"][-1]
     programs = [plan_program, *(state.get("checks") or [])]
-    keys = [voted(p["ok"], p["stdout"]) for p in programs]
+    keys = [voted(p["ok"], p["stdout"], every_value=bool(state.get("files"))) for p in programs]
     decided = has_majority(keys) or len(programs) >= 2 + MAX_TIE_BREAKS
     index, agreed = tally(keys)
     chosen = programs[index]

@@ -4,8 +4,10 @@ planning; every branch of the graph reads the recorded kind, and a caller may se
 A task is numeric when it asks for a quantity ("how many", "how much", "what is the total ...", "calculate ...")
 and holds at least one number (in digits or in words: rules.numbers), or comes with the user's data (files, or
 registered tools to call), where the numbers are: "What is the total amount in orders.csv?" holds none. "Write a
-3-day itinerary" or "a 5-item checklist" hold numbers but ask for no quantity, so they are writing tasks. Only the
-task's words (and whether data came with it) are read, by the English patterns below.
+3-day itinerary" or "a 5-item checklist" hold numbers but ask for no quantity, so they are writing tasks. With the
+user's files, a question or a request to analyse them ("Check if the fares are skewed", "Identify the outliers")
+is a question about the data, numeric too, unless it asks for a piece of writing ("Summarise notes.txt"). Only
+the task's words (and whether data came with it) are read, by the English patterns below.
 """
 
 from __future__ import annotations
@@ -44,8 +46,21 @@ QUANTITY_QUESTION_RE = re.compile(
     re.IGNORECASE)
 
 
-def task_kind(task: str, with_data: bool = False) -> TaskKind:
+# With the user's files: a question, or a request to analyse what they hold.
+DATA_REQUEST_RE = re.compile(
+    r"\?|\b(?:calculate|compute|count|find|determine|identify|check|test|detect|compare|predict|estimate|measure|"
+    r"perform|apply|analy[sz]e|rank|group|filter|sort|correlat\w*|aggregate|tabulate|plot|chart)\b", re.IGNORECASE)
+# ... unless it asks for a piece of writing about them.
+WRITING_REQUEST_RE = re.compile(
+    r"\b(?:write|draft|compose|summar(?:y|ies|i[sz]e)|essay|letter|e-?mail|blog|story|poem|memo|speech)\b",
+    re.IGNORECASE)
+
+
+def task_kind(task: str, with_data: bool = False, with_files: bool = False) -> TaskKind:
     """numeric when the task asks for a quantity and holds at least one number or comes ``with_data`` (the
-    user's files or tools), else writing."""
-    asks = QUANTITY_QUESTION_RE.search(task) and (with_data or NUMBER_RE.search(task))
+    user's files or tools), or comes ``with_files`` and asks a question about them or to analyse them (and for
+    no piece of writing); else writing."""
+    if with_files and DATA_REQUEST_RE.search(task) and not WRITING_REQUEST_RE.search(task):
+        return NUMERIC
+    asks = QUANTITY_QUESTION_RE.search(task) and (with_data or with_files or NUMBER_RE.search(task))
     return NUMERIC if asks else WRITING

@@ -108,8 +108,13 @@ def plan_size(kind: TaskKind, task: str, files: Collection[str] = (), tools: Col
               ) -> tuple[int, str]:
     """(how many steps the plan may have, why) for this task (rule 1): 1 for a task one step does, else
     MAX_STEPS. ``files``: the user's files the run has; ``tools``: the registered tools' names."""
-    if files or tools:
-        return MAX_STEPS, "the run has the user's files or tools: the planner decides which steps use them"
+    if tools:
+        return MAX_STEPS, "the run has registered tools: the planner decides which steps use them"
+    if files:
+        if kind == NUMERIC and one_reply(task):
+            return 1, "a question about the user's files: one program answers it from them, and another checks it"
+        return MAX_STEPS, "the run has the user's files and the task names a deliverable with parts: the planner " \
+                          "decides the steps"
     if kind == NUMERIC:
         if asks_once(task):
             return 1, "the task asks one thing: one program computes it"
@@ -129,13 +134,14 @@ def planned_by_rule(kind: TaskKind, task: str, files: Collection[str] = (), tool
     return step_bound(kind, task, files, tools) == 1
 
 
-def whole_task_plan(task: str, kind: TaskKind = NUMERIC, requirements: list[dict[str, Any]] | None = None
-                    ) -> dict[str, Any]:
+def whole_task_plan(task: str, kind: TaskKind = NUMERIC, requirements: list[dict[str, Any]] | None = None,
+                    files: Collection[str] = ()) -> dict[str, Any]:
     """The plan of a task one step does (rule 1), a Plan's dict as the planner's are stored. A numeric task
     (1a): its goal is the task's question (else its last sentence), its one step a Python program for the
     whole task. A piece of writing (1b): its goal is the task's first sentence, its one step left to the final
-    answer, the requirements read from the task (nodes.read_requirements) its assumptions, in plain words."""
-    reason = plan_size(kind, task)[1] + " (rules.plan rule 1)"
+    answer, the requirements read from the task (nodes.read_requirements) its assumptions, in plain words.
+    ``files``: the names of the user's files the run has."""
+    reason = plan_size(kind, task, files)[1] + " (rules.plan rule 1)"
     if kind == NUMERIC:
         return {"goal": _cut(question_of(task), MAX_GOAL_CHARS), "assumptions": [],
                 "steps": [{"id": 1, "title": WHOLE_TASK_TITLE, "instruction": WHOLE_TASK_INSTRUCTION,
@@ -181,10 +187,10 @@ def one_program(plan: dict[str, Any], kind: TaskKind, task: str, files: Collecti
 
 
 def whole_task_step(kind: TaskKind, plan: dict[str, Any], files: Collection[str] = ()) -> bool:
-    """Rule 3: the plan is one Python step of a numeric task and the run has none of the user's files (a program
-    reading them needs the step prompt's notes on ./data)."""
+    """Rule 3: the plan is one Python step of a numeric task: it does the whole task (with the user's files, if
+    the run has them), asked for as the check is."""
     steps = plan.get("steps") or []
-    return kind == NUMERIC and not files and len(steps) == 1 and steps[0].get("tool") == "python"
+    return kind == NUMERIC and len(steps) == 1 and steps[0].get("tool") == "python"
 
 
 def plan_outline(step: dict[str, Any]) -> str | None:

@@ -9,14 +9,28 @@ plan's chain of steps).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
-from hierplan.rules.numbers import last_number, number_key
+from hierplan.rules.numbers import NUMBER_RE, last_number, number_key
+
+# What a data answer's programs agree on: the values they print, in order (numbers and true/false), not the
+# words around them, so two programs that print the same answers with other labels agree.
+_TRUTH_RE = re.compile(r"\b(?:true|false)\b", re.I)
+_VALUE_RE = re.compile(NUMBER_RE.pattern + r"|\b(?:true|false)\b", re.I)
 
 
-def voted(ok: bool, stdout: str | None) -> str | None:
-    """The number a program votes for: its last printed number, normalised; None when it failed."""
-    return number_key(last_number(stdout)) if ok else None
+def voted(ok: bool, stdout: str | None, every_value: bool = False) -> str | None:
+    """The number a program votes for: its last printed number, normalised; None when it failed. With
+    ``every_value`` (an answer from the user's data, which may ask for several values): every number and
+    true/false it printed, in order, else its output's words; None when it failed or printed nothing."""
+    if not ok:
+        return None
+    if not every_value:
+        return number_key(last_number(stdout))
+    values = [m.group(0).lower() if _TRUTH_RE.fullmatch(m.group(0)) else (number_key(m.group(0)) or m.group(0))
+              for m in _VALUE_RE.finditer(stdout or "")]
+    return " ".join(values) or (" ".join((stdout or "").lower().split()) or None)
 
 
 def has_majority(keys: list[str | None]) -> bool:
