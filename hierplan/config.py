@@ -68,25 +68,41 @@ adapters' client (stdin closed, then SIGTERM, then SIGKILL); one still there aft
 parent-death signal ends its process."""
 
 # Files in (``--file``, the input's ``files``) and artifacts out (what a Python step saves under ``out/``):
-# hierplan/tools/files.py. Their bytes are kept base64 in the checkpointed state, so a resumed or forked run, on
-# another machine too with Postgres, sees the same bytes with no second store to keep in step; SQLite's saver
-# writes a run's whole state with each checkpoint, hence limits sized for tables and charts, not data sets.
-FILE_MAX_BYTES = 2 * 1024 * 1024
-"""One input file."""
-FILES_MAX_BYTES = 8 * 1024 * 1024
-"""A run's input files together."""
-ARTIFACT_MAX_BYTES = 2 * 1024 * 1024
-"""One file a Python step saves under out/; a larger one is left out, and said so in the step's output."""
-ARTIFACTS_MAX_BYTES = 8 * 1024 * 1024
+# hierplan/tools/files.py. Their bytes live once, by sha256, in the run database's file store
+# (hierplan/store/files.py); the checkpointed state holds only each file's name, size, sha256, media type and
+# preview, so a file's size costs nothing per checkpoint and the limits are sized for real data sets.
+MiB = 1024 * 1024
+FILE_MAX_BYTES = 1024 * MiB
+"""One input file, unless the run says otherwise (``--max-file-mb``, $HIERPLAN_MAX_FILE_MB)."""
+FILES_MAX_BYTES = 4096 * MiB
+"""A run's input files together, unless the run says otherwise (``--max-files-mb``, $HIERPLAN_MAX_FILES_MB)."""
+MAX_FILE_ENV = "HIERPLAN_MAX_FILE_MB"
+MAX_FILES_ENV = "HIERPLAN_MAX_FILES_MB"
+ARTIFACT_MAX_BYTES = 64 * MiB
+"""One file a Python step saves under out/ (the sandbox's own largest written file, SandboxLimits.file_size); a
+larger one is left out, and said so in the step's output."""
+ARTIFACTS_MAX_BYTES = 256 * MiB
 """Everything a run's Python steps save under out/, together."""
+FILE_STORE_CHUNK_BYTES = 1 * MiB
+"""Files are copied into and out of the store, and hashed, this much at a time (never read whole)."""
+PG_FILE_CHUNK_BYTES = 4 * MiB
+"""A Postgres file store keeps a file as rows of this many bytes (bytea) each."""
+FILE_CACHE_ENV = "HIERPLAN_FILE_CACHE"
+"""Where a Postgres file store's files are read back to on this machine (default: file_cache_dir())."""
 SANDBOX_DATA_DIR = "data"
 """Where a Python step finds the run's files, read-only: ./data/NAME in its working (scratch) directory."""
 SANDBOX_OUTPUT_DIR = "out"
 """Where a Python step saves what is kept with the run: ./out/ in its working directory."""
 FILE_PREVIEW_ROWS = 3
-"""A CSV's first rows, or a text's first lines, shown to the planner and the steps."""
-FILE_PREVIEW_CHARS = 600
+"""A table's first rows, or a text's first lines, shown to the planner and the steps."""
+FILE_PREVIEW_CHARS = 1200
 """One file's preview in a prompt, at most."""
+FILE_PREVIEW_LINE_CHARS = 240
+"""One line of a preview (a table's row, a text's line), at most: a wide table still shows its three rows."""
+FILE_PREVIEW_CHUNK_CELLS = 2_000_000
+"""A CSV is counted (rows, missing values) in chunks of about this many cells: bounded memory at any size."""
+JSON_PREVIEW_MAX_BYTES = 64 * MiB
+"""A JSON document up to this size is parsed for its preview; a larger one is previewed by its first lines."""
 JSON_PREVIEW_DEPTH = 3
 """A JSON preview names the keys of objects inside fewer containers than this (the document itself is inside 0): a
 list of records inside an object is the usual JSON table, and a program reading it needs the records' fields."""
@@ -163,6 +179,15 @@ def state_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
     return Path(base) / "hierplan"
+
+
+def file_cache_dir() -> Path:
+    """Where files from a Postgres file store are read back to: $HIERPLAN_FILE_CACHE, else
+    $XDG_CACHE_HOME/hierplan/files, else ~/.cache/hierplan/files."""
+    if env := os.environ.get(FILE_CACHE_ENV, "").strip():
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
+    return Path(base) / "hierplan" / "files"
 
 
 def default_db_path() -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, Mapping
 
-from hierplan.config import MAX_CODE_REPAIRS, MAX_REPLANS, SamplingConfig
+from hierplan.config import (FILE_MAX_BYTES, FILES_MAX_BYTES, MAX_CODE_REPAIRS, MAX_FILE_ENV, MAX_FILES_ENV,
+                             MAX_REPLANS, MiB, SamplingConfig)
 from hierplan.roles import option_name
 
 Engine = Literal["auto", "llama.cpp", "transformers"]
@@ -26,7 +27,8 @@ def _opt(help: str, *, flag: str | None = None, load: bool = False, host: bool =
          **extra: Any) -> dict[str, Any]:
     """Field metadata: ``help`` for --help, ``flag`` the CLI flag where it is not --<name> (a negative flag
     for a boolean that defaults to True), ``load``: the option chooses the model (a new model to load),
-    ``host``: only the command line sets it, never the web page's form or a server's client (it starts programs)."""
+    ``host``: only the command line sets it, never the web page's form or a server's client (it starts programs,
+    or sizes what a run may take of the machine)."""
     return {"help": help, "flag": flag, "load": load, "host": host, **extra}
 
 
@@ -95,6 +97,21 @@ class RunOptions:
         'a JSON file of MCP servers ({"mcpServers": {"NAME": {"command": ..., "args": [...]}}}) whose tools plan '
         "steps may call (needs hierplan[mcp])", host=True, metavar="FILE"))
     """The MCP servers' configuration file (its absolute path, as the run service records it)."""
+    max_file_mb: int | None = field(default=None, metadata=_opt(
+        f"the largest file --file (or the web page) may attach, in MiB (default ${MAX_FILE_ENV}, else "
+        f"{FILE_MAX_BYTES // MiB})", host=True, metavar="MIB", min=1))
+    """A run's limit per input file (hierplan.tools.files.file_limits); None: $HIERPLAN_MAX_FILE_MB, else
+    config.FILE_MAX_BYTES. Only the command line sets it: it decides how much of the machine's disk a run takes."""
+    max_files_mb: int | None = field(default=None, metadata=_opt(
+        f"the files of one run together, in MiB (default ${MAX_FILES_ENV}, else {FILES_MAX_BYTES // MiB})",
+        host=True, metavar="MIB", min=1))
+    """A run's limit on its input files together; None: $HIERPLAN_MAX_FILES_MB, else config.FILES_MAX_BYTES."""
+
+    def file_limits(self) -> tuple[int, int]:
+        """(bytes per file, bytes together) for this run's input files (hierplan.tools.files.file_limits)."""
+        from hierplan.tools.files import file_limits
+
+        return file_limits(self.max_file_mb, self.max_files_mb)
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> "RunOptions":

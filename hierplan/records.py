@@ -88,8 +88,9 @@ class VoteDict(TypedDict):
 
 
 class FileDict(TypedDict):
-    """One of the user's files, copied into the run (hierplan.tools.files.load_files): its bytes travel with the
-    checkpointed state, so a resumed or forked run reads the same ones."""
+    """One of the user's files, copied into the run's file store (hierplan.tools.files.load_files,
+    hierplan.store.files): the state holds no bytes, only what finds them again (its sha256), so a resumed or
+    forked run reads the same ones and a checkpoint costs the same whatever the file's size."""
 
     name: str
     """The file's name (no folders): ./data/NAME in a Python step's sandbox."""
@@ -97,21 +98,18 @@ class FileDict(TypedDict):
     sha256: str
     media_type: str
     preview: str
-    """What the planner and the steps are shown (hierplan.tools.files.preview)."""
-    data: str
-    """The bytes, base64."""
+    """What the planner and the steps are shown (hierplan.tools.previews)."""
 
 
 class ArtifactDict(TypedDict):
-    """A file a Python step saved under out/ (hierplan.tools.files.collect_artifacts), kept with the run."""
+    """A file a Python step saved under out/ (hierplan.tools.files.collect_artifacts), its bytes in the run's file
+    store by sha256, like the user's files."""
 
     name: str
     """Its path under out/ (``chart.png``, ``tables/sums.csv``)."""
     size: int
     sha256: str
     media_type: str
-    data: str
-    """The bytes, base64."""
 
 
 class ResultDict(TypedDict):

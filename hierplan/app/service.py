@@ -19,7 +19,9 @@ from hierplan.app.events import Reporter
 from hierplan.errors import DatabaseError, HierplanError, UsageError
 from hierplan.options import RunOptions
 from hierplan.rules.kind import KINDS
-from hierplan.store import RunStore, check_run_id, database_errors, open_checkpointer
+from hierplan.store import (RunStore, check_run_id, database_errors, open_checkpointer, open_file_store,
+                            read_checkpoint)
+from hierplan.store.files import FileStoreError
 from hierplan.store.runs import RunRecord
 
 MAX_TASK_CHARS = 20_000
@@ -54,8 +56,8 @@ class Run:
     """The registered tools its steps may call (its MCP servers'), loaded when the run was prepared and closed
     when ``execute`` ends."""
     files: list[Any] = field(default_factory=list)
-    """A new run's files (graph.state.FileDict), read and checked when it was prepared; they go into its first
-    checkpoint, which every later resume and fork reads them from."""
+    """A new run's files (graph.state.FileDict), checked and copied into the file store when it was prepared;
+    their records go into its first checkpoint, which every later resume and fork reads them from."""
 
     def start_input(self) -> dict[str, Any]:
         return {"task": self.task, **({"kind": self.kind} if self.kind else {}),
@@ -125,14 +127,15 @@ class RunService:
     # --- preparing a run ------------------------------------------------------------------------------------
     def start(self, task: str, options: RunOptions, *, kind: str | None = None, run_id: str | None = None,
               files: Sequence[str | os.PathLike] = ()) -> Run:
-        """A new run. Its files are read and checked, then its tools loaded, first: a run whose file is missing or
-        too large, or whose MCP servers give no tools, is never recorded."""
+        """A new run. Its files are checked and copied into the database's file store, then its tools loaded,
+        first: a run whose file is missing or too large, or whose MCP servers give no tools, is never recorded."""
         task, kind = check_task(task), check_kind(kind)
         loaded = []
         if files:
             from hierplan.tools.files import load_files  # the sandbox package comes with it: only when needed
 
-            loaded = load_files(files)
+            # copied into the database's file store by streaming; the run's state holds their records only
+            loaded = load_files(files, open_file_store(self.db), limits=options.file_limits())
         options = with_absolute_paths(options)
         tools = self.load_tools(options)
         with _closing_tools_on_error(tools):
@@ -170,6 +173,7 @@ class RunService:
             saver = open_checkpointer(self.db)
             with database_errors(self.db):
                 tup = find_checkpoint(saver, record.id, at)
+            self._check_files(record.id, tup.checkpoint["channel_values"])
             tools = self.load_tools(options)
             with _closing_tools_on_error(tools):
                 new_id = store.create(record.task, _record(options, kind, **{FORKED_FROM_KEY: record.id}),
@@ -185,9 +189,23 @@ class RunService:
             raise UsageError(f"run {record.id} is still running (pid {record.pid}); wait for it or stop it first")
         return record
 
+    def _check_files(self, run_id: str, values: Mapping[str, Any] | None = None) -> None:
+        """A stopped run's files are all in the file store, their bytes intact, before it goes on (a FileStoreError
+        line naming the first that is not); nothing is copied again."""
+        if values is None:
+            values = read_checkpoint(open_checkpointer(self.db), run_id, self.db)
+        if values.get("files"):
+            from hierplan.tools.files import check_files
+
+            try:
+                check_files(values["files"], open_file_store(self.db))
+            except FileStoreError as exc:
+                raise FileStoreError(f"run {run_id}: {exc}") from None
+
     def _continue(self, store: RunStore, record: RunRecord, overrides: Mapping[str, Any] | None,
                   decision: Decision | None) -> Run:
         options = self._options(record, overrides)
+        self._check_files(record.id)
         tools = self.load_tools(options)  # before the run is marked running: a server that fails leaves it as it was
         with _closing_tools_on_error(tools):
             store.set_status(record.id, "running")
@@ -236,7 +254,8 @@ class RunService:
         info, roles = models_info(models)
         if info or roles:
             run.store.set_model(run.id, info, roles)
-        graph = build_graph(models, open_checkpointer(self.db), options=run.options, tools=run.tools)
+        graph = build_graph(models, open_checkpointer(self.db), options=run.options, tools=run.tools,
+                            file_store=open_file_store(self.db))
         config = {"configurable": {"thread_id": run.id}}
         state = graph.get_state(config)
         reporter.run_started(run.id, run.task, resumed=run.resumed, model=info, models=roles,

@@ -77,7 +77,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     record, values = run_state(db_path(args), args.run_id)
     if args.artifacts:
-        for path in save_artifacts(values, args.artifacts):
+        from hierplan.store import open_file_store
+
+        for path in save_artifacts(values, args.artifacts, open_file_store(db_path(args))):
             print(path)
         return 0
     if args.json:

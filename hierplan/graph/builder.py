@@ -30,7 +30,7 @@ from hierplan.nodes.context import file_names, ready_steps
 from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.planner import make_planner, whole_task_planner
 from hierplan.nodes.read_requirements import make_after_requirements, make_read_requirements
-from hierplan.nodes.python_step import CodeRunner, default_runner, make_python_step, run_alone
+from hierplan.nodes.python_step import CodeRunner, make_python_step, run_alone, sandbox_runner
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.stated_answer import stated_answer
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
@@ -41,6 +41,7 @@ from hierplan.options import RunOptions, run_options
 from hierplan.roles import node_models
 from hierplan.rules.kind import NUMERIC, WRITING
 from hierplan.rules.plan import planned_by_rule, whole_task_step
+from hierplan.store.files import FileStore, process_store
 from hierplan.tools.registered import check_tools
 
 # "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
@@ -121,12 +122,16 @@ def scheduler(state: AgentState) -> AgentState:
     return {}
 
 
-def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
-         run_code: CodeRunner = default_runner, tools: Sequence[BaseTool] = ()) -> StateGraph:
+def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code: CodeRunner | None = None,
+         tools: Sequence[BaseTool] = (), file_store: FileStore | None = None) -> StateGraph:
     """The uncompiled graph. Nodes hold their role's model (``model``: one chat model, or one per role as
     ``build_graph`` takes them; hierplan.roles) and the registered tools, and only call them when they run;
-    per-run options arrive as the run's context (RunOptions)."""
+    per-run options arrive as the run's context (RunOptions). The Python steps and the checker read the run's
+    files from ``file_store`` and keep what a step saves there (default: this process's temporary store); their
+    programs run in the sandbox over it unless ``run_code`` is given."""
     base = sampling or SamplingConfig()
+    file_store = file_store or process_store()
+    runner = run_code or sandbox_runner(file_store)
     tools = check_tools(tools)
     names = [t.name for t in tools]
     of = node_models(model)  # each node gets its role's model (hierplan.roles.NODES)
@@ -138,11 +143,12 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
     graph.add_node("tool_choice", make_tool_choice({t.name: t.description or "" for t in tools}))
     graph.add_node("approval", make_approval(tools))
     graph.add_node("scheduler", scheduler)
-    graph.add_node("python_step", make_python_step(of["python_step"], base, run_code))
+    graph.add_node("python_step", make_python_step(of["python_step"], base, runner, file_store))
     graph.add_node("llm_step", make_llm_step(of["llm_step"], base))
     graph.add_node("tool_step", make_tool_step(of["tool_step"], base, tools))
     graph.add_node("replanner", make_replanner(of["replanner"], base, tools))
-    graph.add_node("checker", make_checker(of["checker"], base, lambda code, files: run_alone(code, run_code, files)))
+    graph.add_node("checker", make_checker(of["checker"], base,
+                                           lambda code, files: run_alone(code, runner, files, file_store)))
     graph.add_node("vote", vote)
     graph.add_node("stated_answer", stated_answer)
     graph.add_node("aggregator", make_aggregator(of["aggregator"], base))
@@ -177,7 +183,8 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None,
 
 def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
-                run_code: CodeRunner = default_runner, tools: Sequence[BaseTool] = (), **overrides: Any) -> Any:
+                run_code: CodeRunner | None = None, tools: Sequence[BaseTool] = (), file_store: FileStore | None = None,
+                **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
     ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state), or
@@ -194,9 +201,12 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     and description, and the tool_step node fills a named tool's arguments and calls it (docs/usage.md).
     ``approve=True`` stops after planning until ``graph.invoke(Command(resume={"action": "approve" | "edit" |
     "reject", ...}), config)``.
+    ``file_store``: where the run's files (``load_files(paths, file_store)``) and what its Python steps save are
+    kept by sha256 (``hierplan.store.open_file_store(db)``: beside a SQLite file, in a Postgres database); default
+    a temporary folder of this process, which a resume in another process does not find.
     """
     options = replace(options or RunOptions(), **overrides)
-    graph = wire(model, sampling=sampling, run_code=run_code, tools=tools)
+    graph = wire(model, sampling=sampling, run_code=run_code, tools=tools, file_store=file_store)
     if checkpointer is False:
         compiled = graph.compile(name="hierplan")
     else:

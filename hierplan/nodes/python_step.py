@@ -25,6 +25,7 @@ from hierplan.rules.kind import NUMERIC
 from hierplan.rules.plan import plan_outline, whole_task_step
 from hierplan.rules.text import strip_code_fences
 from hierplan.schema import CodeAttempt, StepResult
+from hierplan.store.files import FileStore, process_store
 
 NOTHING_PRINTED = "the program printed nothing; print the result"
 NO_CODE = "the reply contained no code"
@@ -32,16 +33,23 @@ ERROR_CHARS_FOR_REPAIR = 1200
 
 # run_code(code, before=programs) -> an object with ok, stdout, error and exit_reason
 # (hierplan.tools.ExecutionResult); ``before``: earlier steps' programs to run first, silently, in the same
-# namespace (hierplan.tools.run_python's ``before``). A run with files also passes ``data`` ({name: bytes}); a
-# result's ``outputs`` ({path under out/: bytes}), where it has them, are kept as the step's artifacts.
+# namespace (hierplan.tools.run_python's ``before``). A run with files also passes ``data`` ({name: path of the
+# file store's copy}); a result's ``outputs`` ({path under out/: bytes, or a StoredFile already in the run's file
+# store}), where it has them, are kept as the step's artifacts.
 CodeRunner = Callable[..., Any]
 
 
-def default_runner(code: str, before: Sequence[str] = (), data: Mapping[str, bytes] | None = None):
-    """The sandbox, with the run's files (``data``) at ./data/ and what the code saves under ./out/ read back."""
-    from hierplan.tools import run_python
+def sandbox_runner(file_store: FileStore) -> CodeRunner:
+    """The sandbox, with the run's files (``data``) at ./data/ and what the code saves under ./out/ copied into
+    ``file_store`` as it is read back."""
 
-    return run_python(code, before=before, data=data, collect_outputs=ARTIFACT_MAX_BYTES)
+    def run_code(code: str, before: Sequence[str] = (), data: Mapping[str, str] | None = None):
+        from hierplan.tools import run_python
+
+        return run_python(code, before=before, data=data, collect_outputs=ARTIFACT_MAX_BYTES,
+                          save_output=file_store.save_output)
+
+    return run_code
 
 
 # What small models most often get wrong, said in the words the repair needs: input(), names from earlier steps,
@@ -159,18 +167,20 @@ def run_attempt(code: str, run_code: CodeRunner, earlier: Sequence[str] = ()) ->
     return run_with_outputs(code, run_code, earlier)[0]
 
 
-def run_alone(code: str, run_code: CodeRunner, files: Sequence[Any] = ()) -> CodeAttempt:
-    """One program on its own (the checker's), with the user's files (FileDicts) at ./data/ when the run has any."""
+def run_alone(code: str, run_code: CodeRunner, files: Sequence[Any] = (),
+              file_store: FileStore | None = None) -> CodeAttempt:
+    """One program on its own (the checker's), with the user's files (FileDicts) at ./data/ when the run has any
+    (read from ``file_store``, the run's: hierplan.store.files)."""
     data = None
     if files:
         from hierplan.tools.files import sandbox_data
 
-        data = sandbox_data(files)
+        data = sandbox_data(files, file_store or process_store())
     return run_with_outputs(code, run_code, (), data)[0]
 
 
 def run_with_outputs(code: str, run_code: CodeRunner, earlier: Sequence[str] = (),
-                     data: Mapping[str, bytes] | None = None) -> tuple[CodeAttempt, Any]:
+                     data: Mapping[str, str] | None = None) -> tuple[CodeAttempt, Any]:
     """``run_attempt`` with the run's files, and the runner's result (None: the code never ran)."""
     if (failed := check_code(code)) is not None:
         return failed, None
@@ -182,9 +192,9 @@ def run_with_outputs(code: str, run_code: CodeRunner, earlier: Sequence[str] = (
     return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason), res
 
 
-def step_artifacts(res: Any, results: Sequence[ResultDict]) -> tuple[list, list[str]]:
-    """The kept program's files under out/ (hierplan.tools.files.collect_artifacts), within the run's limit,
-    and a line for each one left out."""
+def step_artifacts(res: Any, results: Sequence[ResultDict], file_store: FileStore) -> tuple[list, list[str]]:
+    """The kept program's files under out/ (hierplan.tools.files.collect_artifacts), in the run's file store
+    within the run's limit, and a line for each one left out."""
     outputs = getattr(res, "outputs", None) or {}
     skipped = [f"{name} was not kept: {size:,} bytes, over the limit per file"
                for name, size in (getattr(res, "outputs_skipped", None) or {}).items()]
@@ -193,18 +203,23 @@ def step_artifacts(res: Any, results: Sequence[ResultDict]) -> tuple[list, list[
     from hierplan.tools.files import collect_artifacts
 
     earlier = [a for r in results for a in r.get("artifacts") or []]
-    kept, dropped = collect_artifacts(outputs, used=sum(a["size"] for a in earlier),
+    kept, dropped = collect_artifacts(outputs, file_store, used=sum(a["size"] for a in earlier),
                                       seen={(a["name"], a["sha256"]) for a in earlier})
     return kept, skipped + dropped
 
 
-def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeRunner = default_runner):
-    """A failing program (a syntax error, an exception, a timeout, no output) is shown to the model with its
+def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeRunner | None = None,
+                     file_store: FileStore | None = None):
+    """``file_store``: where the run's files are read from and its artifacts kept (hierplan.store.files; default
+    this process's temporary store); ``run_code``: the sandbox over it, unless a caller gives another runner.
+    A failing program (a syntax error, an exception, a timeout, no output) is shown to the model with its
     code, up to the run's ``max_repairs`` times; repairs sample warmer (config.WARM_TEMPERATURE), since at
     the code temperature the small model mostly sent the failed program back unchanged. A repair that still sends
     back a program that already failed ends the repairs: it is not run again (the small model was seen sending
     one failed program back on every repair, and again after a replan)."""
     examples = code_example_turns()
+    file_store = file_store or process_store()
+    run_code = run_code or sandbox_runner(file_store)
 
     def python_step(payload: StepPayload, runtime: Runtime[RunOptions]) -> AgentState:
         options = run_options(runtime.context)
@@ -215,10 +230,10 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
         earlier = earlier_programs(payload["results"], payload["plan"], step)
         files = payload.get("files") or []
         data = None
-        if files:
+        if files:  # the store's copies, checked against their sha256 (a FileStoreError line if one is not)
             from hierplan.tools.files import sandbox_data
 
-            data = sandbox_data(files)
+            data = sandbox_data(files, file_store)
         messages = step_messages(payload, files, examples)
         attempts: list[CodeAttempt] = []
         calls = []
@@ -243,7 +258,7 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
         last = attempts[-1]
-        artifacts, left_out = step_artifacts(res, payload["results"]) if last.ok else ([], [])
+        artifacts, left_out = step_artifacts(res, payload["results"], file_store) if last.ok else ([], [])
         output = last.stdout.strip() if last.ok else f"Python step failed: {last.error}"
         if left_out:  # not in the output: the number checks read the output's numbers
             emit("artifacts_left_out", step_id=step["id"], files=left_out)

@@ -2,7 +2,7 @@
 
 ``db`` is a SQLite file path (or ":memory:") or a ``postgresql://`` URL; ``backend(db)`` is the one place that
 tells them apart. Everything else (the CLI, eval) goes through RunStore.open, open_checkpointer,
-read_checkpoint and database_errors, and works the same on both.
+open_file_store, read_checkpoint and database_errors, and works the same on both.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hierplan.errors import UsageError
 from hierplan.store.runs import STATUSES, RunRecord, RunStore, check_run_id
 
 __all__ = ["MEMORY", "STATUSES", "RunRecord", "RunStore", "backend", "check_run_id", "database_errors",
-           "display_name", "is_postgres", "open_checkpointer", "read_checkpoint"]
+           "display_name", "is_postgres", "open_checkpointer", "open_file_store", "read_checkpoint"]
 
 MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -61,6 +61,11 @@ def display_name(db: str) -> str:
 def open_checkpointer(db: str = MEMORY):
     """A LangGraph checkpointer on ``db`` (SqliteSaver or PostgresSaver), its tables set up on first use."""
     return backend(db).open_checkpointer(db)
+
+
+def open_file_store(db: str = MEMORY):
+    """The file store of ``db`` (hierplan.store.files): where its runs' files are kept by sha256."""
+    return backend(db).open_file_store(db)
 
 
 def database_errors(db: str, writing: bool = False) -> AbstractContextManager[None]:

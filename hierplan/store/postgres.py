@@ -16,14 +16,17 @@ Passwords never reach a message: every text shown goes through display_name() / 
 
 from __future__ import annotations
 
-import logging
 import atexit
+import hashlib
+import logging
+import os
 import re
+import tempfile
 import threading
 import time
 import urllib.parse
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -31,7 +34,9 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from hierplan.config import PG_FILE_CHUNK_BYTES, file_cache_dir
 from hierplan.errors import DatabaseError, UsageError
+from hierplan.store.files import FileStore, FileStoreError, LocalFileStore, StoredFile, short
 from hierplan.store.runs import COLUMNS, RunExists, RunRecord, RunStore
 
 CONNECT_TIMEOUT_S = 10  # an unreachable host fails in this time (libpq waits forever by default)
@@ -51,6 +56,15 @@ CREATE TABLE IF NOT EXISTS hierplan_runs (
     started DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL, pid INTEGER, host TEXT,
     options TEXT NOT NULL DEFAULT '{}', error TEXT, lease SERIAL NOT NULL
 )"""
+
+# The file store (hierplan.store.files): a file's bytes as rows of config.PG_FILE_CHUNK_BYTES; its row in
+# hierplan_files is written last, in the same transaction, so a listed file is always whole.
+_FILES_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS hierplan_files (
+    sha256 TEXT PRIMARY KEY, size BIGINT NOT NULL, chunks INTEGER NOT NULL, stored DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS hierplan_file_chunks (
+    sha256 TEXT NOT NULL, n INTEGER NOT NULL, data BYTEA NOT NULL, PRIMARY KEY (sha256, n))""",
+)
 
 _LEASE_HELD = """EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -137,6 +151,8 @@ def _setup(url: str) -> None:
             time.sleep(0.05)
         PostgresSaver(conn).setup()
         conn.execute(_SCHEMA)
+        for statement in _FILES_SCHEMA:
+            conn.execute(statement)
     _set_up.add(url)
 
 
@@ -146,7 +162,7 @@ def _pool(url: str, kind: str) -> ConnectionPool:
     Shared, not one per opener: the CLI and the tests open checkpointers and stores many times, and a pool
     dropped without close() is collected in whichever thread lets it go, which cannot join its own workers.
     One connection each: PostgresSaver runs one query at a time under its own lock, and so does a RunStore.
-    "checkpoints" does not test a connection before use (see the module's docstring); "runs" does.
+    "checkpoints" does not test a connection before use (see the module's docstring); "runs" and "files" do.
     """
     with _pools_lock:
         pool = _pools.get((url, kind))
@@ -154,7 +170,7 @@ def _pool(url: str, kind: str) -> ConnectionPool:
             connection = _connect_kwargs(url)
             if kind == "checkpoints":  # what PostgresSaver.from_conn_string sets
                 connection.update(prepare_threshold=0, row_factory=dict_row)
-            check = ConnectionPool.check_connection if kind == "runs" else None
+            check = ConnectionPool.check_connection if kind != "checkpoints" else None
             pool = _pools[(url, kind)] = ConnectionPool(
                 url, min_size=1, max_size=1, timeout=POOL_WAIT_S, num_workers=1, name=f"hierplan-{kind}",
                 kwargs=connection, check=check, open=True)
@@ -246,3 +262,80 @@ class PostgresRunStore(RunStore):
     def close(self) -> None:
         for run_id in list(self._leases):
             self._release(run_id)
+
+
+def open_file_store(url: str) -> "PostgresFileStore":
+    _setup(url)
+    return PostgresFileStore(url, str(file_cache_dir()))
+
+
+class PostgresFileStore(FileStore):
+    """The file store in the database itself (hierplan.store.files): a run resumed on any machine that reaches the
+    database finds its files. Each file is read back once per machine into a local cache folder by hash (itself a
+    LocalFileStore), which is what the sandbox mounts."""
+
+    def __init__(self, url: str, cache_dir: str):
+        self.url = url
+        self.cache = LocalFileStore(cache_dir)
+        self.location = f"{display_name(url)} (table hierplan_files)"
+        self.pool = _pool(url, "files")
+
+    def has(self, sha256: str) -> bool:
+        with database_errors(self.url), self.pool.connection() as conn:
+            return conn.execute("SELECT 1 FROM hierplan_files WHERE sha256 = %s", (sha256,)).fetchone() is not None
+
+    def put_stream(self, source: BinaryIO, limit: int | None = None) -> StoredFile:
+        """Copied into the local cache (hashed on the way), then into the database unless it is there already."""
+        stored = self.cache.put_stream(source, limit)
+        if not self.has(stored.sha256):
+            self._upload(self.cache.local_path(stored.sha256, "(new)"), stored)
+        return stored
+
+    def _upload(self, path: str, stored: StoredFile) -> None:
+        with database_errors(self.url, writing=True), self.pool.connection() as conn, conn.transaction(), \
+                open(path, "rb") as f:
+            n = 0
+            while chunk := f.read(PG_FILE_CHUNK_BYTES):
+                # another process storing the same file waits here on the key, then keeps its rows
+                conn.execute("INSERT INTO hierplan_file_chunks (sha256, n, data) VALUES (%s, %s, %s) "
+                             "ON CONFLICT DO NOTHING", (stored.sha256, n, chunk))
+                n += 1
+            conn.execute("INSERT INTO hierplan_files (sha256, size, chunks, stored) VALUES (%s, %s, %s, %s) "
+                         "ON CONFLICT DO NOTHING", (stored.sha256, stored.size, n, time.time()))
+
+    def local_path(self, sha256: str, name: str) -> str:
+        """The file in this machine's cache, read back from the database first when it is not there yet (checked
+        against its sha256 on the way). A damaged copy in the cache is only a cache's: read back again."""
+        if self.cache.has(sha256):
+            try:
+                return self.cache.local_path(sha256, name)
+            except FileStoreError:
+                os.unlink(self.cache.path_of(sha256))
+        if not self.cache.has(sha256):
+            with database_errors(self.url), self.pool.connection() as conn:
+                row = conn.execute("SELECT size, chunks FROM hierplan_files WHERE sha256 = %s", (sha256,)).fetchone()
+                if row is None:
+                    raise FileStoreError(f"file {name} (sha256 {short(sha256)}…) is missing from the file store "
+                                         f"{self.location}; the run cannot go on without it")
+                self._download(conn, sha256, name, row[1])
+        return self.cache.local_path(sha256, name)
+
+    def _download(self, conn: psycopg.Connection, sha256: str, name: str, chunks: int) -> None:
+        digest, size = hashlib.sha256(), 0
+        fd, tmp = tempfile.mkstemp(dir=self.cache.incoming_folder(), prefix="db-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                for n in range(chunks):  # one row at a time: bounded memory at any size
+                    row = conn.execute("SELECT data FROM hierplan_file_chunks WHERE sha256 = %s AND n = %s",
+                                       (sha256, n)).fetchone()
+                    data = bytes(row[0]) if row else b""
+                    digest.update(data)
+                    size += len(data)
+                    f.write(data)
+            if digest.hexdigest() != sha256:
+                raise FileStoreError(f"file {name}: its copy in {self.location} no longer matches its sha256 "
+                                     f"({short(sha256)}…); it was changed or damaged, and the run cannot use it")
+            self.cache.adopt(tmp, StoredFile(sha256, size))
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)

@@ -89,6 +89,13 @@ def open_checkpointer(path: str = MEMORY):
     return saver
 
 
+def open_file_store(path: str = MEMORY):
+    """PATH.files/ next to the database file (hierplan.store.files); this process's temporary store for ":memory:"."""
+    from hierplan.store.files import sqlite_store
+
+    return sqlite_store(path)
+
+
 def display_name(path: str) -> str:
     return path
 

@@ -10,8 +10,8 @@ import stat
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, BinaryIO, Literal
 
 from hierplan.errors import IsolationError
 
@@ -98,7 +98,8 @@ def _write_files(root: str, files: dict[str, str | bytes], owner: int | None, gr
 
 def run_python(code: str, *, before: Sequence[str] = (), limits: SandboxLimits | None = None,
                files: dict[str, str | bytes] | None = None,
-               data: Mapping[str, bytes] | None = None, collect_outputs: int | None = None,
+               data: Mapping[str, bytes | str | os.PathLike] | None = None, collect_outputs: int | None = None,
+               save_output: Callable[[str, BinaryIO], Any] | None = None,
                require_isolation: Literal["none", "basic", "full"] | None = None,
                layers: Iterable[str] | None = None) -> ExecutionResult:
     """Run ``code`` in a fresh, isolated interpreter and return what happened.
@@ -124,6 +125,11 @@ def run_python(code: str, *, before: Sequence[str] = (), limits: SandboxLimits |
     _check_files({f"{DATA_DIR}/{name}": b"" for name in data})
     if any("/" in name for name in data):
         raise ValueError("data file names must not contain folders")
+    for name, value in data.items():
+        if not isinstance(value, (bytes, str, os.PathLike)):
+            raise TypeError(f"data file {name!r} must be bytes or a path, not {type(value).__name__}")
+        if not isinstance(value, bytes) and not os.path.isfile(value):
+            raise ValueError(f"data file {name!r}: {os.fspath(value)} is not a file")
     use, missing = plan_layers(layers)
     level = level_of(use)
     if require_isolation and LEVEL_ORDER.index(level) < LEVEL_ORDER.index(require_isolation):
@@ -134,13 +140,14 @@ def run_python(code: str, *, before: Sequence[str] = (), limits: SandboxLimits |
     if layers is None:
         for name, reason in missing.items():
             _warn_missing(name, reason)
-    return _run(code, list(before), limits, files, use, level, data, collect_outputs)
+    return _run(code, list(before), limits, files, use, level, data, collect_outputs, save_output)
 
 
-def _read_outputs(folder: str, cap: int) -> tuple[dict[str, bytes], dict[str, int]]:
-    """({path under out/: bytes}, {path: size} of files over ``cap``): regular files only, opened without
-    following a link (the code could leave one to a file only hierplan may read)."""
-    kept: dict[str, bytes] = {}
+def _read_outputs(folder: str, cap: int, save: Callable[[str, BinaryIO], Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, int]]:
+    """({path under out/: bytes, or what ``save`` made of it}, {path: size} of files over ``cap``): regular files
+    only, opened without following a link (the code could leave one to a file only hierplan may read)."""
+    kept: dict[str, Any] = {}
     skipped: dict[str, int] = {}
     for root, _dirs, names in os.walk(folder):
         for n in sorted(names):
@@ -154,6 +161,12 @@ def _read_outputs(folder: str, cap: int) -> tuple[dict[str, bytes], dict[str, in
                 continue
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, "rb") as f:
+                if save is not None:  # the code's processes are gone: the size cannot change while it is read
+                    if os.fstat(f.fileno()).st_size > cap:
+                        skipped[rel] = os.fstat(f.fileno()).st_size
+                    else:
+                        kept[rel] = save(rel, f)
+                    continue
                 content = f.read(cap + 1)
             if len(content) > cap:
                 skipped[rel] = len(content)
@@ -162,8 +175,32 @@ def _read_outputs(folder: str, cap: int) -> tuple[dict[str, bytes], dict[str, in
     return kept, skipped
 
 
+def _place_data(data_dir: str, name: str, source: str, sandbox_uid: int | None, landlock: bool) -> str | None:
+    """Put a host file at data_dir/NAME without bwrap, copying it only where nothing else keeps it unchanged.
+    Code that runs under a per-run uid gets a hard link (the same inode: hierplan's, mode 0444, which that uid can
+    read but not change or chmod), or a copy where the store is on another file system. Code that runs as
+    hierplan's own user could chmod a hard link's inode: under Landlock it gets a symlink, and the file is returned
+    so that Landlock lets it read that one file (and write none); with neither layer, a copy."""
+    target = os.path.join(data_dir, name)
+    if sandbox_uid is None and landlock:
+        real = os.path.realpath(source)
+        os.symlink(real, target)
+        return real
+    if sandbox_uid is not None:
+        try:
+            os.link(source, target)
+            return None
+        except OSError:  # another file system (EXDEV), or links refused: a copy
+            pass
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1024 * 1024)  # streamed: never the whole file in memory
+    os.chmod(target, 0o444)
+    return None
+
+
 def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, str | bytes], use: set[str],
-         level: str, data: dict[str, bytes], collect_outputs: int | None) -> ExecutionResult:
+         level: str, data: dict[str, bytes | str | os.PathLike], collect_outputs: int | None,
+         save_output: Callable[[str, BinaryIO], Any] | None = None) -> ExecutionResult:
     p = probe()
     layout = python_layout()
     site = ensure_site_dir(layout)
@@ -174,8 +211,11 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
     # Under bwrap the scratch dir is a tmpfs that ends with the run: out/ is a host folder bound over it.
     host_out = tempfile.mkdtemp(prefix=OUTPUT_PREFIX) if use_bwrap and collect_outputs is not None else None
     temporary = [d for d in (staging, host_scratch, host_out) if d]
-    outputs: dict[str, bytes] = {}
+    outputs: dict[str, Any] = {}
     skipped: dict[str, int] = {}
+    written = {n: v for n, v in data.items() if isinstance(v, bytes)}
+    linked = {n: os.fspath(v) for n, v in data.items() if not isinstance(v, bytes)}
+    data_reads: list[str] = []  # host files the code reads through a symlink (Landlock must allow each)
     try:
         for d in temporary:
             reaper.own_dir(d)  # removed by the reaper if hierplan dies before the finally below
@@ -189,8 +229,11 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
         if use_bwrap:
             _write_files(os.path.join(staging, "files"), files, None)
             if data:
-                _write_files(os.path.join(staging, DATA_DIR), data, None)
+                # the data folder read-only, then each host file read-only over an empty stand-in of its own:
+                # the code sees those files, never their folder, and no byte of them is copied
+                _write_files(os.path.join(staging, DATA_DIR), {**written, **{n: b"" for n in linked}}, None)
                 ro_binds.append((os.path.join(staging, DATA_DIR), os.path.join(bw.SCRATCH, DATA_DIR)))
+                ro_binds += [(path, os.path.join(bw.SCRATCH, DATA_DIR, n)) for n, path in linked.items()]
             if host_out:
                 if uid is not None:
                     os.chown(host_out, uid, uid)
@@ -203,9 +246,13 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
                 os.chown(host_scratch, uid, uid)
             if data:  # written after the chown: hierplan's files, which the per-run uid can read, not change
                 data_dir = os.path.join(host_scratch, DATA_DIR)
-                _write_files(data_dir, data, None)
-                for name in data:
+                _write_files(data_dir, written, None)
+                os.makedirs(data_dir, exist_ok=True)
+                for name in written:
                     os.chmod(os.path.join(data_dir, name), 0o444)
+                for name, path in linked.items():
+                    if (read := _place_data(data_dir, name, path, uid, "landlock" in use)) is not None:
+                        data_reads.append(read)
                 os.chmod(data_dir, 0o555)
         rl = {
             "RLIMIT_CPU": [limits.cpu_seconds, limits.cpu_seconds + 1],
@@ -225,7 +272,8 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
             "sys_path": [site],
             "rlimits": rl,
             "setuid": [uid, uid] if uid is not None else None,
-            "landlock": {"read": read_paths(layout), "write": [scratch, "/dev/null"]} if "landlock" in use else None,
+            "landlock": ({"read": read_paths(layout) + data_reads, "write": [scratch, "/dev/null"]}
+                         if "landlock" in use else None),
             "seccomp": {"allow_unix_sockets": use_bwrap} if "seccomp" in use else None,
             # the launcher's expected parent; under bwrap it is bwrap's init, whose --die-with-parent covers it
             "parent_pid": None if use_bwrap else os.getpid(),
@@ -248,7 +296,7 @@ def _run(code: str, before: list[str], limits: SandboxLimits, files: dict[str, s
         if collect_outputs is not None:  # the run's processes are gone: nothing changes the folder now
             out_dir = host_out or os.path.join(host_scratch, OUTPUT_DIR)
             if os.path.isdir(out_dir) and not os.path.islink(out_dir):
-                outputs, skipped = _read_outputs(out_dir, collect_outputs)
+                outputs, skipped = _read_outputs(out_dir, collect_outputs, save_output)
     finally:
         for d in temporary:
             shutil.rmtree(d, ignore_errors=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -45,8 +45,8 @@ class ExecutionResult(BaseModel):
     duration_s: float = 0.0
     isolation: list[str] = Field(default_factory=list, description="Layers actually applied.")
     level: Level = "none"
-    outputs: dict[str, bytes] = Field(default_factory=dict, description=(
-        "With collect_outputs: the files the code saved under ./out/ ({path under out/: bytes}), read back "
-        "within the limits given."))
+    outputs: dict[str, Any] = Field(default_factory=dict, description=(
+        "With collect_outputs: the files the code saved under ./out/ ({path under out/: bytes, or what "
+        "run_python's save_output made of each}), read back within the limits given."))
     outputs_skipped: dict[str, int] = Field(default_factory=dict, description="Files under ./out/ over the "
                                             "limit per file, with their sizes (not read back).")
