@@ -1,10 +1,10 @@
 """Files in and out on the web page: the start form's uploads reach the run as `hierplan run --file` gives them
-(checked, sha256, copied into the run, read by a Python step in the real sandbox), and what a Python step saved
-under out/ is shown on the run's page (images inline, other files as downloads) and served by its own route."""
+(checked, sha256, streamed into the file store, read by a Python step in the real sandbox), and what a Python
+step saved under out/ is shown on the run's page (images inline, other files as downloads) and served from the
+store by its own route."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import html as htmllib
 import os
@@ -19,10 +19,9 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from fakes import plan_json  # noqa: E402
 from helpers import CSV_CHART_PROGRAM, saved_values  # noqa: E402
-from hierplan.config import FILE_MAX_BYTES  # noqa: E402
-from hierplan.store import RunStore  # noqa: E402
+from hierplan.store import RunStore, open_file_store  # noqa: E402
 from hierplan.ui.app import create_app  # noqa: E402
-from hierplan.ui.uploads import MAX_UPLOAD_BYTES  # noqa: E402
+from hierplan.ui.uploads import upload_limit  # noqa: E402
 from ui_support import ORIGIN, page  # noqa: E402,F401 - page is a fixture
 
 SALES = b"region,amount\nnorth,10\nsouth,20\neast,30\n"
@@ -84,11 +83,51 @@ def error_line(html: str) -> str:
     return htmllib.unescape(found.group(1))
 
 
-def test_the_form_is_multipart_with_a_file_field(page):
+def test_the_form_is_multipart_with_a_file_field(page, monkeypatch):
+    monkeypatch.delenv("HIERPLAN_MAX_FILE_MB", raising=False)
+    monkeypatch.delenv("HIERPLAN_MAX_FILES_MB", raising=False)
     html = page.client.get("/").text
     assert '<form method="post" action="/runs" id="new-run" enctype="multipart/form-data">' in html
     assert '<input type="file" name="files" id="files" multiple>' in html
-    assert "up to 2.0 MiB each, 8.0 MiB together" in html
+    assert "up to 1,024.0 MiB each, 4,096.0 MiB together" in html
+
+
+def test_a_50_mb_upload_is_streamed_into_the_store_and_the_page_shows_its_preview(page, upload_dirs, monkeypatch):
+    from starlette.datastructures import UploadFile
+
+    from hierplan.ui.uploads import COPY_CHUNK_BYTES
+
+    reads: list[int] = []
+    real_read = UploadFile.read
+
+    async def read(self, size: int = -1):  # how the page reads an upload: in chunks, never whole
+        reads.append(size)
+        return await real_read(self, size)
+
+    monkeypatch.setattr(UploadFile, "read", read)
+    rows = b"".join(b"%d,north,%d.5\n" % (i, i % 97) for i in range(1000))
+    block = rows * 8
+    data = b"id,region,amount\n" + block * (50 * 1024 * 1024 // len(block))
+    page.fakes.model.script.update({"planner": [plan_json(["python", "llm"], goal="Count the rows")],
+                                    "python_step": ["print(sum(1 for _ in open('data/big.csv')) - 1)"]})
+    page.fakes.model.default["aggregator"] = "Counted."
+    r = start_with(page, [("files", ("big.csv", data, "text/csv"))], task="How many rows does big.csv have, in steps?",
+                   sequential="on")
+    assert r.status_code == 303, r.text[-500:]
+    run_id = r.headers["location"].rsplit("/", 1)[1]
+    assert page.wait(run_id, "done", "failed") == "done"
+    values = saved_values(page.db, run_id)
+    [f] = values["files"]
+    rows_in = data.count(b"\n") - 1
+    assert f["size"] == len(data) and f["preview"].startswith(f"CSV, {rows_in:,} rows; columns: id (int)")
+    assert values["results"][0]["output"] == str(rows_in)
+    stored = open_file_store(page.db).local_path(f["sha256"], "big.csv")
+    assert os.path.getsize(stored) == len(data) and os.path.getsize(page.db) < 2 * 1024 * 1024
+    html = page.client.get(f"/runs/{run_id}").text
+    assert f"CSV, {rows_in:,} rows; columns: id (int), region (text), amount (float)" in html
+    # Starlette spools the part to disk past 1 MiB; the page copies it on a chunk at a time
+    assert len(reads) > 50 and all(0 < n <= COPY_CHUNK_BYTES for n in reads)
+    assert upload_dirs and not any(os.path.exists(d) for d in upload_dirs)
 
 
 def test_an_uploaded_csv_reaches_the_python_step_and_its_chart_and_table_show_on_the_run_page(page, upload_dirs):
@@ -98,11 +137,13 @@ def test_an_uploaded_csv_reaches_the_python_step_and_its_chart_and_table_show_on
     run_id = r.headers["location"].rsplit("/", 1)[1]
     assert page.wait(run_id, "done", "failed") == "done"
 
-    # the run has the file as `--file` gives it: name, size, sha256, bytes, preview; the form's options too
+    # the run has the file as `--file` gives it: name, size, sha256, preview, its bytes in the file store
     values = saved_values(page.db, run_id)
     [f] = values["files"]
     assert (f["name"], f["size"], f["sha256"]) == ("sales.csv", len(SALES), hashlib.sha256(SALES).hexdigest())
-    assert base64.b64decode(f["data"]) == SALES and f["preview"].startswith("CSV, 3 rows; columns: region (text)")
+    assert "data" not in f and f["preview"].startswith("CSV, 3 rows; columns: region (text)")
+    store = open_file_store(page.db)
+    assert store.read_bytes(f["sha256"], "sales.csv") == SALES
     options = RunStore.open(page.db).get(run_id).options
     assert options["parallel"] is False and options["seed"] == 3
     # the Python step read it in the real sandbox, and saved a chart and a table
@@ -124,7 +165,7 @@ def test_an_uploaded_csv_reaches_the_python_step_and_its_chart_and_table_show_on
 
     # the route serves the very bytes the step saved, as what they are, never sniffed
     png = page.client.get(f"{base}/chart.png")
-    saved = {a["name"]: base64.b64decode(a["data"]) for a in step["artifacts"]}
+    saved = {a["name"]: store.read_bytes(a["sha256"], a["name"]) for a in step["artifacts"]}
     assert png.status_code == 200 and png.content == saved["chart.png"] and png.content.startswith(b"\x89PNG")
     assert png.headers["content-type"] == "image/png" and png.headers["x-content-type-options"] == "nosniff"
     assert png.headers["content-disposition"].startswith("inline")
@@ -157,10 +198,12 @@ def test_a_saved_svg_or_html_file_is_never_served_as_a_page(page):
 
 
 def test_upload_errors_are_one_line_on_the_form_and_start_nothing(page, upload_dirs):
-    big = b"x" * (FILE_MAX_BYTES + 1)
+    page.runner.options.update(max_file_mb=1, max_files_mb=2)  # as `hierplan ui --max-file-mb 1 --max-files-mb 2`
+    big = b"x" * (1024 * 1024 + 1)
     r = start_with(page, [("files", ("big.csv", big, "text/csv"))], task="keep me")
     assert r.status_code == 400
-    assert error_line(r.text) == "file big.csv: 2.0 MiB; the limit is 2.0 MiB per file"
+    assert error_line(r.text) == ("file big.csv: 1.0 MiB; the limit is 1.0 MiB per file (--max-file-mb, "
+                                  "$HIERPLAN_MAX_FILE_MB)")
     assert "keep me" in r.text and 'id="new-run"' in r.text  # what was typed stays
     two = [("files", ("a.csv", b"a\n1\n", "text/csv")), ("files", ("a.csv", b"a\n2\n", "text/csv"))]
     r = start_with(page, two)
@@ -171,8 +214,9 @@ def test_upload_errors_are_one_line_on_the_form_and_start_nothing(page, upload_d
     r = browser_post(page, "x", [("", b"a,b\n")])
     assert r.status_code == 400 and error_line(r.text) == "an uploaded file has no name"
     # past the whole upload's bound the body is not even read on
-    r = start_with(page, [("files", ("huge.bin", b"y" * (MAX_UPLOAD_BYTES + 1), "application/octet-stream"))])
-    assert r.status_code == 400 and error_line(r.text).startswith("the upload is over 8.5 MiB")
+    bound = upload_limit(page.runner.file_limits())
+    r = start_with(page, [("files", ("huge.bin", b"y" * (bound + 1), "application/octet-stream"))])
+    assert r.status_code == 400 and error_line(r.text).startswith("the upload is over 2.5 MiB")
     assert RunStore.open(page.db).list() == [] and page.fakes.loads == []  # no run, not even a model load
     assert upload_dirs and not any(os.path.exists(d) for d in upload_dirs)
 

@@ -24,13 +24,13 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hierplan.app.fields import from_form
-from hierplan.config import FILE_MAX_BYTES, FILES_MAX_BYTES
 from hierplan.errors import HierplanError, RunNotFoundError, UsageError
 from hierplan.store import check_run_id, display_name
 from hierplan.ui import views
 from hierplan.ui.guard import Guard, Scrubber
 from hierplan.ui.runner import Runner
-from hierplan.ui.uploads import MAX_FORM_BYTES, Upload, is_multipart, multipart_form, upload_paths
+from hierplan.ui.uploads import (MAX_FORM_BYTES, Upload, is_multipart, multipart_form, upload_errors,
+                                 upload_folder)
 
 HERE = Path(__file__).parent
 MiB = 1024 * 1024
@@ -75,9 +75,10 @@ class Page:
             rows = await run_in_threadpool(views.run_rows, self.db)
         except Exception as exc:  # noqa: BLE001
             return self.failure(exc)
+        per_file, together = self.runner.file_limits()
         return self.html("runs.html", status, rows=rows, error=error, form=form or {},
                          model=self.runner.options.get("model") or "the default model",
-                         file_limit=f"{FILE_MAX_BYTES / MiB:.1f} MiB", files_limit=f"{FILES_MAX_BYTES / MiB:.1f} MiB")
+                         file_limit=f"{per_file / MiB:,.1f} MiB", files_limit=f"{together / MiB:,.1f} MiB")
 
     async def run(self, request: Request, error: str | None = None, plan_text: str | None = None,
                   status: int = 200):
@@ -110,9 +111,10 @@ class Page:
         p = request.path_params
         try:
             found = await run_in_threadpool(views.artifact, self.db, p["run_id"], p["step_id"], p["name"])
+            path = await run_in_threadpool(views.stored_path, self.db, found)
         except Exception as exc:  # noqa: BLE001
             return self.failure(exc)
-        return artifact_response(found)
+        return artifact_response(found, path)
 
     async def events(self, request: Request):
         """Server-sent events of a run this server works on; ends with the run (or at once: `idle`)."""
@@ -149,25 +151,27 @@ class Page:
     async def start(self, request: Request):
         form: dict[str, str] = {}
         try:
-            uploads: list[Upload] = []
-            if is_multipart(request):  # the page's form: its file field makes it multipart, chosen or not
-                form, uploads = await multipart_form(request)
-            else:
-                form = await form_of(request)
-            options = from_form(form)
-            run_id = await run_in_threadpool(self._start, form.get("task") or "", options,
-                                             form.get("kind") or None, uploads)
+            with upload_folder() as folder:  # removed once the run is prepared: its files are in the store by then
+                uploads: list[Upload] = []
+                if is_multipart(request):  # the page's form: its file field makes it multipart, chosen or not
+                    form, uploads = await multipart_form(request, folder, self.runner.file_limits())
+                else:
+                    form = await form_of(request)
+                options = from_form(form)
+                run_id = await run_in_threadpool(self._start, form.get("task") or "", options,
+                                                 form.get("kind") or None, uploads, folder)
         except UsageError as exc:
             return await self.runs(request, error=str(exc), form=form, status=400)
         except Exception as exc:  # noqa: BLE001
             return self.failure(exc)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
-    def _start(self, task: str, options: dict[str, Any], kind: str | None, uploads: list[Upload]) -> str:
-        """A new run with the uploads as its files: written to a private folder, read by the run service as
-        `--file` is, the folder removed once the run is prepared (its files are in the run by then)."""
-        with upload_paths(uploads) as paths:
-            return self.runner.start(task, options, kind, files=paths)
+    def _start(self, task: str, options: dict[str, Any], kind: str | None, uploads: list[Upload],
+               folder: str) -> str:
+        """A new run with the uploads as its files, read by the run service as `--file` is (copied into the
+        file store by streaming)."""
+        with upload_errors(uploads, folder):
+            return self.runner.start(task, options, kind, files=[u.path for u in uploads])
 
     async def decide(self, request: Request):
         run_id = request.path_params["run_id"]
@@ -234,16 +238,17 @@ async def form_of(request: Request) -> dict[str, str]:
     return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
 
 
-def artifact_response(artifact: dict[str, Any]) -> Response:
-    """The saved file's bytes as what it is (Content-Type), never sniffed as anything else; inline only for the
-    images that run nothing (views.INLINE_TYPES), a download otherwise."""
-    from hierplan.tools.files import file_bytes
+def artifact_response(artifact: dict[str, Any], path: str) -> Response:
+    """The saved file, streamed from the file store's copy at ``path``, as what it is (Content-Type), never
+    sniffed as anything else; inline only for the images that run nothing (views.INLINE_TYPES), a download
+    otherwise."""
+    from starlette.responses import FileResponse
 
     media = artifact["media_type"]
     name = artifact["name"].rsplit("/", 1)[-1]
     plain = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name) or "file"
     how = "inline" if media in views.INLINE_TYPES else "attachment"
-    return Response(file_bytes(artifact), headers={
+    return FileResponse(path, media_type=media, headers={
         "content-type": media, "x-content-type-options": "nosniff", "content-security-policy": ARTIFACT_CSP,
         "content-disposition": f"{how}; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}",
         "etag": f'"{artifact["sha256"]}"'})

@@ -63,6 +63,11 @@ class Runner:
                 self._models = load_models(RunOptions.from_dict(self.options))
             return self._models
 
+    def file_limits(self) -> tuple[int, int]:
+        """(bytes per file, bytes together) a run started here may attach: the server's --max-file-mb and
+        --max-files-mb, else their environment variables and defaults (hierplan.tools.files.file_limits)."""
+        return RunOptions.from_dict(self.options).file_limits()
+
     # --- actions ------------------------------------------------------------------------------------------
     def start(self, task: str, form_options: Mapping[str, Any], kind: str | None = None,
               run_id: str | None = None, files: Sequence[str | os.PathLike] = ()) -> str:

@@ -67,13 +67,21 @@ def artifact_views(run_id: str, result: dict[str, Any] | None) -> list[dict[str,
 
 
 def artifact(db: str, run_id: str, step_id: str, name: str) -> dict[str, Any]:
-    """The saved file ``name`` of step ``step_id`` (its record, bytes included, as the run page lists it)."""
+    """The saved file ``name`` of step ``step_id`` (its record as the run page lists it; its bytes: stored_path)."""
     record, values = run_state(db, run_id)
     results = {str(r["step_id"]): r for r in values.get("results") or []}
     for a in (results.get(step_id) or {}).get("artifacts") or []:
         if a["name"] == name:
             return a
     raise NotFound(f"run {record.id} has no file out/{name[:200]} saved by step {step_id[:20]}")
+
+
+def stored_path(db: str, record: dict[str, Any]) -> str:
+    """Where a saved file's bytes are on this machine: the database's file store (hierplan.store.files)."""
+    from hierplan.store import open_file_store
+    from hierplan.tools.files import local_path
+
+    return local_path(record, open_file_store(db))
 
 
 def _step_statuses(values: dict[str, Any], history: list[dict[str, Any]], status: str) -> dict[int, str]:
