@@ -99,7 +99,7 @@ FILE_PREVIEW_CHARS = 1200
 """One file's preview in a prompt, at most."""
 FILE_PREVIEW_LINE_CHARS = 240
 """One line of a preview (a table's row, a text's line), at most: a wide table still shows its three rows."""
-FILE_PREVIEW_CHUNK_CELLS = 2_000_000
+FILE_PREVIEW_CHUNK_CELLS = 500_000
 """A CSV is counted (rows, missing values) in chunks of about this many cells: bounded memory at any size."""
 JSON_PREVIEW_MAX_BYTES = 64 * MiB
 """A JSON document up to this size is parsed for its preview; a larger one is previewed by its first lines."""

@@ -85,6 +85,45 @@ def test_every_command_works_on_postgres(models, pg_url, tmp_path, monkeypatch, 
     assert not list(tmp_path.rglob("*.sqlite")) and not (tmp_path / "postgresql:").exists()
 
 
+def test_files_live_in_the_database_and_a_run_resumed_on_another_machine_finds_them(models, pg_url, tmp_path,
+                                                                                  monkeypatch):
+    """Each "machine" has its own cache folder ($HIERPLAN_FILE_CACHE); the bytes are in the database."""
+    from hierplan.store import open_file_store
+
+    scripts, made = models
+    data = b"region,amount\nnorth,10\nsouth,20\neast,30\n"
+    csv = tmp_path / "sales.csv"
+    csv.write_bytes(data)
+    program = "print(sum(int(line.split(',')[1]) for line in open('data/sales.csv').read().splitlines()[1:]))"
+    monkeypatch.setenv("HIERPLAN_FILE_CACHE", str(tmp_path / "machine-a"))
+    scripts.append(script(python_step=[RuntimeError("the model went away")]))
+    code, _, err = cli("run", TASK, "--db", pg_url, "--run-id", "p1", "--file", str(csv))
+    assert code == 1 and "hierplan resume p1" in err
+    [f] = saved_values(pg_url, "p1")["files"]
+    assert "data" not in f and query(pg_url, "SELECT size, chunks FROM hierplan_files WHERE sha256 = %s",
+                                     f["sha256"]) == [(len(data), 1)]
+    assert (tmp_path / "machine-a" / f["sha256"][:2] / f["sha256"]).read_bytes() == data
+
+    monkeypatch.setenv("HIERPLAN_FILE_CACHE", str(tmp_path / "machine-b"))  # another machine: an empty cache
+    scripts.append({"python_step": [program], "llm_step": ["three"], "aggregator": ["FINAL"]})
+    code, _, err = cli("resume", "p1", "--db", pg_url)
+    assert code == 0, err
+    assert saved_values(pg_url, "p1")["results"][1]["output"] == "60"  # read from the database on machine b
+    assert (tmp_path / "machine-b" / f["sha256"][:2] / f["sha256"]).read_bytes() == data
+
+    # one more machine, through the store itself; a copy in the database that no longer matches is one line
+    third = open_file_store(pg_url)
+    assert third.cache.root == str(tmp_path / "machine-b")
+    monkeypatch.setenv("HIERPLAN_FILE_CACHE", str(tmp_path / "machine-c"))
+    query(pg_url, "UPDATE hierplan_file_chunks SET data = 'x'::bytea WHERE sha256 = %s RETURNING 1", f["sha256"])
+    from hierplan.store.files import FileStoreError
+
+    with pytest.raises(FileStoreError, match="file sales.csv: its copy in .* no longer matches its sha256"):
+        open_file_store(pg_url).local_path(f["sha256"], "sales.csv")
+    assert not (tmp_path / "machine-c" / f["sha256"][:2] / f["sha256"]).exists()
+    assert third.local_path(f["sha256"], "sales.csv")  # machine b's verified copy is still good
+
+
 def test_hierplan_db_names_the_server_for_every_command(models, pg_url, monkeypatch):
     monkeypatch.setenv("HIERPLAN_DB", pg_url)
     models[0].append(script())
