@@ -33,8 +33,8 @@ class Sandbox:
         self.layers_arg = layers
         self.layers, self.missing = plan_layers(layers)
 
-    def run(self, code: str, **limits):
-        res = run_python(code, limits=SandboxLimits(**{**FAST, **limits}), layers=self.layers_arg)
+    def run(self, code: str, data=None, **limits):
+        res = run_python(code, limits=SandboxLimits(**{**FAST, **limits}), layers=self.layers_arg, data=data)
         assert set(res.isolation) == self.layers
         return res
 
@@ -333,3 +333,62 @@ print(out)
     assert res.exit_reason == "ok", res.error
     values = eval(res.stdout)  # noqa: S307 - our own dict literal
     assert values == {k: -1 for k in values}, values
+
+
+# --- the run's files: a file store's copies, read in place (hierplan.store.files) ------------------------------
+
+@pytest.fixture
+def stored(tmp_path):
+    """A file store with the run's file and another run's file, as a run's database keeps them."""
+    from hierplan.store.files import LocalFileStore
+
+    store = LocalFileStore(str(tmp_path / "runs.sqlite.files"))
+    mine = store.put_bytes(b"region,amount\nnorth,10\n")
+    other = store.put_bytes(b"OTHER-RUN-SECRET-4411\n")
+    return store, store.local_path(mine.sha256, "mine.csv"), store.local_path(other.sha256, "other.csv")
+
+
+def test_write_change_or_replace_a_data_file(sbx, stored):
+    store, mine, _ = stored
+    code = """
+import os
+done = []
+for name, fn in [("write", lambda: open("data/mine.csv", "a").write("x")),
+                 ("truncate", lambda: os.truncate("data/mine.csv", 0)),
+                 ("chmod", lambda: os.chmod("data/mine.csv", 0o666)),
+                 ("unlink", lambda: os.unlink("data/mine.csv")),
+                 ("replace", lambda: os.rename("data/mine.csv", "data/moved.csv"))]:
+    try:
+        fn(); done.append(name)
+    except OSError:
+        pass
+print(done)
+"""
+    res = sbx.run(code, data={"mine.csv": mine})
+    assert res.exit_reason == "ok", res.error
+    assert res.stdout.strip() == "[]"
+    with open(mine, "rb") as f:
+        assert f.read() == b"region,amount\nnorth,10\n" and oct(os.stat(mine).st_mode & 0o777) == "0o444"
+
+
+def test_reach_other_files_of_the_store(sbx, stored):
+    store, mine, other = stored
+    if probe().root:
+        sbx.promises("hiding the file store's other files", "bwrap", "landlock", "uid")
+    else:  # the code runs as hierplan's own user: only the filesystem layers hide the store
+        sbx.promises("hiding the file store's other files", "bwrap", "landlock")
+    code = f"""
+import os
+for name, fn in [("read", lambda: open({other!r}).read()),
+                 ("list", lambda: os.listdir({store.root!r})),
+                 ("through", lambda: open(os.path.join(os.path.dirname(os.path.realpath("data/mine.csv")),
+                                                       {os.path.basename(other)!r})).read())]:
+    try:
+        print(name, fn())
+    except OSError as e:
+        print(name, "blocked", e.errno)
+"""
+    res = sbx.run(code, data={"mine.csv": mine})
+    assert res.exit_reason == "ok", res.error
+    assert "OTHER-RUN-SECRET" not in res.stdout and os.path.basename(other) not in res.stdout
+    assert res.stdout.count("blocked") == 3, res.stdout
