@@ -135,10 +135,19 @@ def _tools(options: RunOptions) -> list[Any]:
 def _compile(model: Mapping[str, BaseChatModel] | None, tools: list[Any] | None = None) -> CompiledStateGraph:
     from hierplan.graph.builder import build_graph
 
-    graph = build_graph(model, checkpointer=False, tools=tools or ())
+    graph = build_graph(model, checkpointer=False, tools=tools or (), file_store=_file_store() if model else None)
     # build_graph binds its defaults (durability, context) for in-process callers; the server takes the compiled
     # graph itself, and ServerGraph sets both per run.
     return graph.bound if isinstance(graph, RunnableBinding) else graph
+
+
+def _file_store() -> Any:
+    """The server database's file store (hierplan.store.files), where its runs' files and saved files are kept;
+    this process's temporary one on an in-memory server."""
+    from hierplan.server.checkpointer import DB_ENV
+    from hierplan.store import MEMORY, open_file_store
+
+    return open_file_store(os.environ.get(DB_ENV) or MEMORY)
 
 
 def _attributes(graph: CompiledStateGraph) -> dict[str, Any]:
