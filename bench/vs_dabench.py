@@ -73,6 +73,7 @@ def run_program(model, task, seed: int, run_code) -> dict[str, Any]:
     from hierplan.eval.scoring import score_named
     from hierplan.nodes.python_step import run_with_outputs
     from hierplan.rules.text import strip_code_fences
+    from hierplan.store.files import process_store
     from hierplan.tools.files import sandbox_data
 
     [file] = task.files
@@ -83,7 +84,8 @@ def run_program(model, task, seed: int, run_code) -> dict[str, Any]:
         text, record["generated_tokens"] = one_call(model, PROGRAM_SYSTEM.format(name=file["name"]), prompt,
                                                        CODE_TOKENS, call_seed(seed, "program", task.index))
         record["program"] = text
-        attempt, _ = run_with_outputs(strip_code_fences(text), run_code, (), sandbox_data(task.files))
+        attempt, _ = run_with_outputs(strip_code_fences(text), run_code, (),
+                                      sandbox_data(task.files, process_store()))
         record["program_ok"], record["program_error"] = attempt.ok, attempt.error
         record["final"] = attempt.stdout
     except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
