@@ -231,12 +231,13 @@ def test_graph_mermaid_and_ascii(capsys):
     assert "| planner |" in out and "| scheduler |" in out and "| aggregator |" in out
 
 
-def test_help_and_light_commands_do_not_import_torch(tmp_path):
+def test_help_and_light_commands_do_not_import_torch_or_pandas(tmp_path):
     code = ("import sys; from hierplan.cli.main import main\n"
             "for argv in (['graph'], ['runs', '--db', sys.argv[1]]): main(argv)\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n"
-            "assert 'transformers' not in sys.modules, 'transformers was imported'\n")
+            "assert 'transformers' not in sys.modules, 'transformers was imported'\n"
+            "assert 'pandas' not in sys.modules, 'pandas was imported'\n")  # only a file's preview needs it
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x.sqlite")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "usage: hierplan" in proc.stdout

@@ -86,10 +86,10 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
     """
 
     with_tools = tool_example_turns() if tools else []
-    with_files = file_example_turns()
-    # by kind, then with files or without: the examples a run is shown are fixed, so the engine reuses their prefix
-    examples = {(kind, files): example_turns(kind) + (with_files if files else []) + with_tools
-                for kind in prompts.PLANNER_EXAMPLES for files in (False, True)}
+    # by kind, then with files or without: the examples a run is shown are fixed, so the engine reuses their prefix.
+    # Those with files are made at a run's first plan with files: their file's preview imports pandas, which a graph
+    # only drawn or read (`hierplan graph`, `--help`) never needs.
+    examples = {(kind, False): example_turns(kind) + with_tools for kind in prompts.PLANNER_EXAMPLES}
     names = tuple(t.name for t in tools)
     models = plan_models(names)
     offered = tools_offered(tools)
@@ -99,7 +99,10 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
         sampling = options.sampling(base)
         task = state["task"]
         kind = state.get("kind") or WRITING
-        shown = examples[kind, bool(state.get("files"))]
+        files = bool(state.get("files"))
+        if (kind, files) not in examples:
+            examples[kind, files] = example_turns(kind) + file_example_turns() + with_tools
+        shown = examples[kind, files]
         # a task one step does is planned under a one-step grammar (rules.plan): the model cannot split it
         bound, reason = plan_size(kind, task, file_names(state), names)
         failures: list[PlanFailureDict] = []
