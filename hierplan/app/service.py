@@ -115,6 +115,9 @@ class RunService:
 
     def __init__(self, db: str, load: ModelLoader = load_model, load_tools: ToolLoader = load_tools,
                  load_models: ModelsLoader | None = None):
+        from hierplan.tracing import check
+
+        check()  # the OTEL_* variables ask for traces hierplan can send, or this is one line
         self.db = db
         self.load = load
         self.load_tools = load_tools
@@ -243,6 +246,9 @@ class RunService:
         finally:
             run.store.close()
             close_tools(run.tools)  # its MCP servers' sessions, and a stdio server's process, end with the run
+            from hierplan.tracing import flush
+
+            flush()  # the run's traces leave before the command that ran it ends
 
     def _execute(self, run: Run, reporter: Reporter, ask: Ask | None) -> str:
         from langgraph.types import Command

@@ -43,6 +43,7 @@ from hierplan.rules.kind import NUMERIC, WRITING
 from hierplan.rules.plan import planned_by_rule, whole_task_step
 from hierplan.store.files import FileStore, process_store
 from hierplan.tools.registered import check_tools
+from hierplan.tracing import callbacks, traced_runner
 
 # "sync" writes each step's checkpoint before the next step starts, which is what makes resume lose nothing.
 # LangGraph takes it as an invoke/stream argument; build_graph binds it (Runnable.bind) as the default.
@@ -131,7 +132,8 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     programs run in the sandbox over it unless ``run_code`` is given."""
     base = sampling or SamplingConfig()
     file_store = file_store or process_store()
-    runner = run_code or sandbox_runner(file_store)
+    # every sandbox run is a tool run of its node's, for whatever tracer the run has (hierplan.tracing)
+    runner = traced_runner(run_code or sandbox_runner(file_store))
     tools = check_tools(tools)
     names = [t.name for t in tools]
     of = node_models(model)  # each node gets its role's model (hierplan.roles.NODES)
@@ -184,7 +186,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
 def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
                 run_code: CodeRunner | None = None, tools: Sequence[BaseTool] = (), file_store: FileStore | None = None,
-                **overrides: Any) -> Any:
+                tracing: Any = None, **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
     ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state), or
@@ -204,6 +206,10 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     ``file_store``: where the run's files (``load_files(paths, file_store)``) and what its Python steps save are
     kept by sha256 (``hierplan.store.open_file_store(db)``: beside a SQLite file, in a Postgres database); default
     a temporary folder of this process, which a resume in another process does not find.
+    ``tracing``: OpenTelemetry spans for each run, node, model call and tool or sandbox call (hierplan.tracing,
+    docs/usage.md "Tracing"): None, on when the standard OTEL_* variables ask for it (an OTLP endpoint); False,
+    off; True, on (the application's global tracer provider where it set one, else one from the variables); an
+    OpenTelemetry TracerProvider, into it. LangSmith needs nothing here: LangChain reads LANGSMITH_TRACING.
     """
     options = replace(options or RunOptions(), **overrides)
     graph = wire(model, sampling=sampling, run_code=run_code, tools=tools, file_store=file_store)
@@ -214,4 +220,8 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
                                  name="hierplan")
     # bind: invoke/stream/batch get durability="sync" and these options unless the caller passes their own; the
     # binding forwards get_state, update_state, get_graph and the rest to the compiled graph.
-    return compiled.with_config({"recursion_limit": RECURSION_LIMIT}).bind(durability=DURABILITY, context=options)
+    # the tracer goes into the compiled graph's own config (not the binding), so LangGraph Server, which runs the
+    # compiled graph, traces too; a caller's callbacks are added to it, not replaced
+    tracers = callbacks(tracing) if model is not None else []  # a graph without a model runs nothing to trace
+    config = {"recursion_limit": RECURSION_LIMIT, **({"callbacks": tracers} if tracers else {})}
+    return compiled.with_config(config).bind(durability=DURABILITY, context=options)

@@ -44,6 +44,12 @@ def _kwargs(sampling: Sampling, seed: int | None, node: str, seed_key: tuple,
     return {**sampling_kwargs(sampling, derived), **(extra or {})}
 
 
+def _config(node: str, seed: int | None) -> dict[str, Any]:
+    """The call's run metadata, for tracers (hierplan.tracing, LangSmith): the node as the call's record names it
+    and the run's seed; LangChain adds it to what the graph's run already carries."""
+    return {"metadata": {"hierplan_node": node, **({"hierplan_seed": seed} if seed is not None else {})}}
+
+
 def invoke_model(
     model: BaseChatModel,
     messages: list[BaseMessage],
@@ -59,12 +65,13 @@ def invoke_model(
     generated (streaming). ``extra_pipeline_kwargs``: more keyword arguments for the call (the name is kept
     for older callers)."""
     kwargs = _kwargs(sampling, seed, node, seed_key, extra_pipeline_kwargs)
+    config = _config(node, seed)
     start = time.perf_counter()
     if on_text is None:
-        message = model.invoke(messages, **kwargs)
+        message = model.invoke(messages, config, **kwargs)
     else:
         message = None
-        for chunk in model.stream(messages, **kwargs):
+        for chunk in model.stream(messages, config, **kwargs):
             if text := _text(chunk):
                 on_text(text)
             message = chunk if message is None else message + chunk
@@ -87,7 +94,7 @@ def invoke_batch(
         return [invoke_model(model, conversations[0], sampling, node=node, seed=seed, seed_key=seed_key,
                              extra_pipeline_kwargs=extra)]
     start = time.perf_counter()
-    messages = model.batch(conversations, **_kwargs(sampling, seed, node, seed_key, extra))
+    messages = model.batch(conversations, _config(node, seed), **_kwargs(sampling, seed, node, seed_key, extra))
     seconds = time.perf_counter() - start
     return [(_text(m), _call(node, seconds, *_usage(m), batch=len(conversations), finish_reason=_finish(m)))
             for m in messages]
@@ -130,7 +137,7 @@ def invoke_structured(
     if on_start is not None:
         on_start()
     start = time.perf_counter()
-    result = runnable.invoke(messages, **_kwargs(sampling, seed, node, seed_key))
+    result = runnable.invoke(messages, _config(node, seed), **_kwargs(sampling, seed, node, seed_key))
     raw = result["raw"]
     call = _call(node, time.perf_counter() - start, *_usage(raw))
     method = (getattr(raw, "response_metadata", None) or {}).get("hierplan_structured")

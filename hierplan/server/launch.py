@@ -19,6 +19,8 @@ from hierplan.store import is_postgres
 GRAPH_ID = "hierplan"
 FACTORY = "hierplan.server:make_graph"
 CHECKPOINTER = "hierplan.server.checkpointer.postgres_checkpointer"
+# LangSmith's switches, the current name first (langsmith and langgraph-api read each).
+LANGSMITH_TRACING_VARS = ("LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
 # Concurrent runs per server (langgraph dev's own default is 1 job at a time for the in-memory runtime).
 DEFAULT_JOBS = 8
 
@@ -64,7 +66,11 @@ def command(spec: ServeSpec, config_path: Path) -> list[str]:
 def environment(spec: ServeSpec, base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env["LANGGRAPH_CLI_NO_ANALYTICS"] = "1"
-    env["LANGSMITH_TRACING"] = env.get("LANGSMITH_TRACING", "false")
+    # LangSmith traces when its variables say so (LANGSMITH_TRACING=true, or the older names), to LANGSMITH_ENDPOINT
+    # under LANGSMITH_PROJECT, as everywhere else; langgraph-api would also trace whenever a LangSmith key is in
+    # the environment, sending the users' tasks out unasked: said nothing, it is off.
+    if not any(env.get(name) for name in LANGSMITH_TRACING_VARS):
+        env["LANGSMITH_TRACING"] = "false"
     env[DEFAULTS_ENV] = json.dumps(spec.defaults)
     if spec.db:
         env[DB_ENV] = spec.db

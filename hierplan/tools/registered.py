@@ -111,7 +111,18 @@ def call_tool(tool: BaseTool, args: dict[str, Any], timeout_s: float) -> ToolOut
     other runs in a thread of its own, so that it works wherever the node runs (an async-only tool gets an event
     loop of its own there, even when the graph is run by ``ainvoke``): a tool with a coroutine is awaited and
     cancelled at the limit; a sync-only tool's thread cannot be stopped, so it is left to finish in the
-    background (a daemon thread: it does not keep the process alive)."""
+    background (a daemon thread: it does not keep the process alive). The call is a tool run of the step's, for
+    whatever tracer the run has (hierplan.tracing)."""
+    from hierplan.tracing import traced_call
+
+    return traced_call(tool.name, args, lambda: _call_tool(tool, args, timeout_s), _outcome)
+
+
+def _outcome(outcome: ToolOutcome) -> dict[str, Any]:
+    return {"ok": outcome.ok, "error": outcome.error, "output": outcome.text}
+
+
+def _call_tool(tool: BaseTool, args: dict[str, Any], timeout_s: float) -> ToolOutcome:
     start = time.perf_counter()
     loop = session_loop(tool)
     if loop is not None:
