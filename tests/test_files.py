@@ -157,6 +157,11 @@ def test_a_bad_file_is_one_usage_error(tmp_path, make, needle):
     assert "\n" not in str(exc.value)
 
 
+def test_a_binary_file_is_taken_with_a_preview_saying_so(tmp_path):
+    [f] = load_files([_write(tmp_path / "photo.jpg", b"\xff\xd8\xff\xe0\0\x10JFIF\0" + bytes(range(256)))])
+    assert f["preview"] == "binary, 267 bytes" and f["media_type"] == "image/jpeg"
+
+
 def test_files_over_the_runs_limit_together_are_refused_before_any_is_copied(tmp_path):
     store = LocalFileStore(str(tmp_path / "store"))
     paths = [_write(tmp_path / f"{n}.csv", b"x" * 600) for n in "ab"]
