@@ -179,7 +179,10 @@ class LocalFileStore(FileStore):
         path = self.path_of(sha256)
         try:
             if stat.S_IMODE(os.stat(path).st_mode) != FILE_MODE:
-                os.chmod(path, FILE_MODE)  # made writable by someone (its bytes are checked below)
+                try:
+                    os.chmod(path, FILE_MODE)  # made writable by someone (its bytes are checked below)
+                except PermissionError:
+                    pass  # another user's store: read-only to this one anyway
             key = _identity(path)
         except FileNotFoundError:
             raise FileStoreError(f"file {name} (sha256 {short(sha256)}…) is missing from the file store "
