@@ -81,10 +81,9 @@ def test_csv_chart_computes_from_the_shipped_csv_and_writes_the_png_out(tmp_path
         by_region[r["region"]] += int(r["revenue"])
     assert len(rows) == 20
 
-    # The aggregator states no number: the answer_check node ends the answer on the number the sandbox computed.
-    model = ScriptedChatModel(script={"planner": [plan_json(["python", "llm", "llm"])],
-                                      "python_step": [CSV_PROGRAM],
-                                      "aggregator": ["The revenue per region is in the chart."]})
+    # A question about the file: one program reads it, a second (here the same) checks it, and the answer is
+    # what the kept program printed.
+    model = ScriptedChatModel(script={"python_step": [CSV_PROGRAM], "python_check": [CSV_PROGRAM]})
     out_dir = tmp_path / "got"
     state = example("csv_chart").main(model, out_dir=out_dir)
     printed = capsys.readouterr().out
@@ -93,13 +92,13 @@ def test_csv_chart_computes_from_the_shipped_csv_and_writes_the_png_out(tmp_path
     assert step["ok"], step.get("error")
     assert step["output"].splitlines() == [f"{k} {v}" for k, v in sorted(by_region.items())] + [str(total)]
     assert "saved out/revenue_by_region.png (image/png" in printed
-    assert state["final"].endswith(f"Final answer: {total}")
-    assert f"Answer: The revenue per region is in the chart.\nFinal answer: {total}" in printed
+    assert state["vote"]["agreed"] == 2 and state["final"] == step["output"]
+    assert f"Answer: {step['output']}" in printed
 
     # The file went in as the run's input, with its bytes, and the model was shown its preview.
     assert [f["name"] for f in state["files"]] == ["sales.csv"]
-    planner_prompt = next(c for c in model.calls if c["node"] == "planner")["messages"][-1].content
-    assert "sales.csv" in planner_prompt and "CSV, 20 rows" in planner_prompt
+    program_prompt = next(c for c in model.calls if c["node"] == "python_step")["messages"][-1].content
+    assert "sales.csv" in program_prompt and "CSV, 20 rows" in program_prompt
 
     # The chart: a real PNG, written out as `hierplan show --artifacts DIR` writes it.
     png = out_dir / "step-1" / "revenue_by_region.png"
