@@ -381,3 +381,18 @@ def test_the_summary_rewritten_from_results_keeps_the_leftover_count(fake_models
     assert report.main([str(out)]) == 0
     assert "| MCP server processes left after the run | 0 |" in (out / "summary.md").read_text()
     assert json.loads((out / "summary.json").read_text())["summary"]["orphaned_mcp_processes"] == 0
+
+
+def test_task_files_go_to_the_run_databases_store_where_every_graph_reads_them(tmp_path):
+    from hierplan.eval.tasks import load_tasks
+    from hierplan.store import open_file_store
+    from hierplan.tools.files import local_path
+
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n")
+    tasks_file = tmp_path / "tasks.jsonl"
+    tasks_file.write_text(json.dumps({"question": "Sum a and b.", "files": ["t.csv"]}) + "\n")
+    db = str(tmp_path / "runs.sqlite")
+    [task] = load_tasks(tasks_file, store=open_file_store(db))
+    # a second opening of the same database (another process, a Ray actor) finds the bytes
+    with open(local_path(task.files[0], open_file_store(db)), "rb") as f:
+        assert f.read() == b"a,b\n1,2\n"

@@ -79,7 +79,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--mcp does not work with --ray yet: the actors would each start the servers, and "
                          "their leftover processes could not be counted here")
     check_ray_args(args.ray, args.actors, args.db)  # before anything is written
-    tasks = load_tasks(args.tasks, args.limit)  # files read and checked: a missing one fails before any model loads
+    # the tasks' files go to the run database's store, where every graph (a Ray actor's too) reads them
+    file_store = None
+    if args.db:
+        from hierplan.store import open_file_store
+
+        file_store = open_file_store(args.db)
+    tasks = load_tasks(args.tasks, args.limit, file_store)  # a missing file fails before any model loads
     concurrency = args.concurrency
     if concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
@@ -185,17 +191,18 @@ def tools_meta(options: RunOptions, tools: list[Any], withhold: bool, files_with
 
 
 def build_eval_graph(options: RunOptions, db: str | None, tools: list[Any] = ()) -> Any:
-    """One model (or one per role) for every task, offered ``tools``; checkpoints in memory, or in ``db``."""
+    """One model (or one per role) for every task, offered ``tools``; checkpoints and files in memory, or in
+    ``db``."""
     from hierplan.app.agent import load_models
     from hierplan.graph.builder import build_graph
 
     log("loading the model")
-    checkpointer = None
+    checkpointer = file_store = None
     if db:
-        from hierplan.store import open_checkpointer
+        from hierplan.store import open_checkpointer, open_file_store
 
-        checkpointer = open_checkpointer(db)
-    return build_graph(load_models(options), checkpointer, options=options, tools=tools)
+        checkpointer, file_store = open_checkpointer(db), open_file_store(db)
+    return build_graph(load_models(options), checkpointer, options=options, tools=tools, file_store=file_store)
 
 
 def ray_meta(address: str | None, actors: int | None) -> dict[str, Any]:

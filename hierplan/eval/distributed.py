@@ -73,11 +73,12 @@ def build_actor_graph(options: dict[str, Any], db: str, model_factory: str | Non
     from hierplan.app.agent import load_models
     from hierplan.graph.builder import build_graph
     from hierplan.options import RunOptions
-    from hierplan.store import open_checkpointer
+    from hierplan.store import open_checkpointer, open_file_store
 
     run_options = RunOptions.from_dict(options)
     model = load_factory(model_factory)(options) if model_factory else load_models(run_options)
-    return build_graph(model, open_checkpointer(db), options=run_options)
+    # the tasks' files: the driver put them in the database's store (eval.command), where every actor reads them
+    return build_graph(model, open_checkpointer(db), options=run_options, file_store=open_file_store(db))
 
 
 class ResumingGraph:

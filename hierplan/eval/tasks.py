@@ -78,8 +78,10 @@ def _canonical(text: str) -> str | None:
     return format(value.normalize(), "f") if value != value.to_integral_value() else str(int(value))
 
 
-def load_tasks(path: str | Path, limit: int | None = None) -> list[EvalTask]:
-    """Read tasks from a JSONL file; errors name the file and line. ``limit``: the first N tasks only."""
+def load_tasks(path: str | Path, limit: int | None = None, store: Any = None) -> list[EvalTask]:
+    """Read tasks from a JSONL file; errors name the file and line. ``limit``: the first N tasks only. ``store``:
+    the file store the tasks' files are copied into (hierplan.store.open_file_store of the run database; default
+    this process's), which every graph that runs them must read."""
     path = Path(path)
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be at least 1, got {limit}")
@@ -124,7 +126,7 @@ def load_tasks(path: str | Path, limit: int | None = None) -> list[EvalTask]:
         problem = next(filter(None, map(validate, requirements)), None)
         if problem:
             raise UsageError(f"{path}:{lineno}: {problem}")
-        files = task_files(path, lineno, obj.get("files"))
+        files = task_files(path, lineno, obj.get("files"), store)
         tasks.append(EvalTask(index=len(tasks) + 1, question=question.strip(),
                               answer=None if answer is None else str(answer),
                               expected=parse_gsm8k_answer(answer), requirements=tuple(requirements),
@@ -138,7 +140,7 @@ def load_tasks(path: str | Path, limit: int | None = None) -> list[EvalTask]:
     return tasks
 
 
-def task_files(path: Path, lineno: int, given: Any) -> list[dict]:
+def task_files(path: Path, lineno: int, given: Any, store: Any = None) -> list[dict]:
     """A task line's ``files`` (paths relative to the tasks file's folder) read and checked as ``hierplan run
     --file`` reads them (hierplan.tools.files.load_files): a missing, unreadable or too large file is a
     UsageError naming the line, before any model loads."""
@@ -153,6 +155,6 @@ def task_files(path: Path, lineno: int, given: Any) -> list[dict]:
     from hierplan.tools.files import load_files  # the sandbox package comes with it: only for tasks with files
 
     try:
-        return load_files(resolved)
+        return load_files(resolved, store)
     except UsageError as exc:
         raise UsageError(f"{path}:{lineno}: {exc}") from None
