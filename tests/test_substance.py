@@ -76,3 +76,9 @@ def test_asked_to_expand_on_a_text_two_short_bullets_are_not_enough():
     task = 'Can you expand on this text: "Measure twice, cut once." Two bullet points, please.'
     why = not_the_piece("* Plan before you act\n* Check your work", task, [{"kind": "bullets", "min": 2, "max": 2}])
     assert why is not None and "the whole piece" in why
+
+
+def test_capital_letters_are_not_a_letter_to_write():
+    task = "Name three startups that do software for the planet, in all capital letters."
+    assert not_the_piece("- TERRA CODE\n- GREEN STACK\n- ORBIT SOFT", task, [{"kind": "uppercase"}]) is None
+    assert not_the_piece("Dear Sam, thanks.", "Write a letter to Sam about the move.", []) is not None

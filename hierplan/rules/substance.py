@@ -33,7 +33,9 @@ MIN_PIECE_WORDS = 40
 """Fewer words than this is not a piece of writing (a title, a required line, a template), unless the task's
 own limits (words, sentences) ask for less."""
 # A piece of writing that is never a line or two; a haiku, a slogan or a title may be.
-PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|letters?|poems?|songs?|lyrics|reviews?|"
+# "letter" the piece, not "in capital letters" or "the letter e"
+PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
+                      r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!small )(?<!the )letters?(?!\s+[a-z]\b)|poems?|songs?|lyrics|reviews?|"
                       r"speech(?:es)?|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
                       r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|expand(?:ing)?\s+on|"
                       r"elaborat(?:e|ing)\s+on)\b", re.I)
