@@ -1,6 +1,8 @@
 """A local stand-in for an OpenTelemetry collector (OTLP over HTTP, protobuf) and for LangSmith's run ingestion,
 each a small http.server in a thread, recording what it is sent. For tests/test_tracing.py and
 bench/tracing_overhead.py; nothing leaves the machine.
+
+    python tests/otlp_receiver.py    # a receiver in a process of its own: prints its URL, counts spans at GET /count
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ class OtlpReceiver(_Server):
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (ExportTraceServiceRequest,
                                                                              ExportTraceServiceResponse)
 
+        if request.command == "GET" and request.path == "/count":  # for a receiver in another process (__main__)
+            return 200, "application/json", json.dumps({"spans": len(self.spans)}).encode()
         self.paths.append(request.path)
         if request.command != "POST" or request.path != "/v1/traces":
             return 404, "text/plain", b"not found"
@@ -151,3 +155,9 @@ def _multipart_runs(body: bytes, boundary: str) -> list[tuple[str, dict[str, Any
         if found and content.strip():
             runs.append((found.group(1).decode(), json.loads(content.rstrip(b"\r\n"))))
     return runs
+
+
+if __name__ == "__main__":
+    receiver = OtlpReceiver()
+    print(receiver.url, flush=True)
+    receiver.thread.join()
