@@ -159,6 +159,17 @@ def test_a_registered_tool_call_is_a_tool_span_under_its_step(provider, receiver
     assert call.attributes["gen_ai.tool.name"] == "add" and call.attributes["hierplan.ok"] is True
 
 
+def test_a_span_of_the_callers_around_the_run_is_its_parent(provider, receiver):
+    model = CountingChatModel(script={"planner": [plan_json(["llm"])]})
+    graph = build_graph(model, constrain=False, tracing=provider)
+    with provider.get_tracer("app").start_as_current_span("app request"):
+        graph.invoke({"task": TASK}, {"configurable": {"thread_id": "nested"}})
+    provider.force_flush(10_000)
+    (app,) = by_name(receiver.spans, "app request")
+    (root,) = by_name(receiver.spans, "invoke_agent hierplan")
+    assert root.parent_id == app.span_id and root.trace_id == app.trace_id
+
+
 def test_an_approval_stop_is_no_error(provider, receiver):
     model = CountingChatModel(script={"planner": [plan_json(["llm", "llm"])]})
     graph = build_graph(model, constrain=False, approve=True, tracing=provider)
