@@ -201,3 +201,29 @@ def test_repairs_sample_warmer_than_the_first_try(monkeypatch):
     model = ScriptedChatModel(script={"python_step": ["print(2 +", "print(5)"]})
     make_python_step(model, hot, scripted_runner([FakeExecution(True, "5\n")]))(STATE, runtime())
     assert temperatures == [0.9, 0.9]  # never cooler than asked
+
+
+def test_a_failed_program_on_the_users_table_is_told_the_real_paths_and_columns():
+    from hierplan.nodes.python_step import repair_hint
+
+    columns = {"trips.csv": ["Fare", "Age", "Pclass"], "notes.txt": []}
+    missing = "Traceback (most recent call last):\nFileNotFoundError: [Errno 2] No such file or directory: 'trip.csv'"
+    assert repair_hint(missing, "", columns) == "The user's files are at: data/trips.csv, data/notes.txt.\n"
+    wrong = "Traceback (most recent call last):\n  ...\nKeyError: 'fare'"
+    hint = repair_hint(wrong, "", columns)
+    assert "`fare` is not a column of trips.csv; did you mean `Fare`?" in hint and "'Pclass'" in hint
+    several = "KeyError: \"None of [Index(['age', 'fare'], dtype='object')] are in the [columns]\""
+    assert "`age` is not a column of trips.csv; did you mean `Age`?" in repair_hint(several, "", columns)
+    assert repair_hint(wrong, "") == ""  # a run without files: nothing to name
+
+
+def test_the_columns_are_read_from_a_tables_first_line(tmp_path):
+    from hierplan.nodes.python_step import table_columns
+    from hierplan.store import open_file_store
+    from hierplan.tools.files import load_files
+
+    (tmp_path / "t.csv").write_text("Fare,Age\n7.25,22\n")
+    (tmp_path / "n.txt").write_text("hello\n")
+    store = open_file_store(str(tmp_path / "runs.sqlite"))
+    files = load_files([tmp_path / "t.csv", tmp_path / "n.txt"], store)
+    assert table_columns(files, store) == {"t.csv": ["Fare", "Age"], "n.txt": []}

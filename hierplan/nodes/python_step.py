@@ -60,12 +60,57 @@ _HINTS = (
 )
 
 
-def repair_hint(error: str, code: str) -> str:
-    """One line of advice for a known kind of failure (with its newline), else ""."""
+def repair_hint(error: str, code: str, columns: Mapping[str, list[str]] | None = None) -> str:
+    """One line of advice for a known kind of failure (with its newline), else "". ``columns``: the user's
+    files the run has, each with its table's column names (empty for a file that is not a table)."""
     missing = re.search(r"NameError: name '(\w+)' is not defined", error)
     if missing:
         return _name_hint(missing.group(1), code) + "\n"
+    if columns and (hint := _data_hint(error, columns)):
+        return hint + "\n"
     return next((hint + "\n" for key, hint in _HINTS if key in error), "")
+
+
+_NO_FILE_RE = re.compile(r"FileNotFoundError|No such file or directory")
+# pandas: KeyError: 'Fare ', "None of [Index(['fare'], dtype='object')] are in the [columns]", "['x'] not in index"
+_NO_COLUMN_RE = re.compile(r"KeyError: ['\"](?!None of )(.+?)['\"]\s*$|\[Index\(\[['\"](.+?)['\"]|\[['\"](.+?)['\"](?:, [^\]]*)?\] not in index",
+                           re.M)
+
+
+def _data_hint(error: str, columns: Mapping[str, list[str]]) -> str | None:
+    """The user's files' paths when the program looked elsewhere; a table's real columns when it named one the
+    table does not have (told only the error, a small model guesses another wrong name)."""
+    if _NO_FILE_RE.search(error):
+        return "The user's files are at: " + ", ".join(f"data/{name}" for name in columns) + "."
+    match = _NO_COLUMN_RE.search(error)
+    if not match:
+        return None
+    name = next(g for g in match.groups() if g)
+    for file, cols in columns.items():
+        if cols and name not in cols:
+            close = difflib.get_close_matches(name, cols, n=1, cutoff=0.6)
+            return (f"`{name}` is not a column of {file}" + (f"; did you mean `{close[0]}`?" if close else ".")
+                    + " Its columns are: " + ", ".join(repr(c) for c in cols) + ".")
+    return None
+
+
+def table_columns(files: Sequence[Any], file_store: FileStore) -> dict[str, list[str]]:
+    """{name: the column names on a CSV's or TSV's first line ([] for any other file)} of the user's files."""
+    import csv
+
+    from hierplan.tools.files import local_path
+
+    out: dict[str, list[str]] = {}
+    for f in files:
+        out[f["name"]] = []
+        if f["name"].lower().endswith((".csv", ".tsv")):
+            try:
+                with open(local_path(f, file_store), newline="", encoding="utf-8-sig", errors="replace") as fh:
+                    out[f["name"]] = next(csv.reader(fh, delimiter="\t" if f["name"].lower().endswith(".tsv")
+                                                     else ","), [])
+            except (OSError, StopIteration):
+                pass
+    return out
 
 
 def _name_hint(name: str, code: str) -> str:
@@ -254,7 +299,8 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
                  exit_reason=attempt.exit_reason)
             if attempt.ok:
                 break
-            hint = repair_hint(attempt.error or "", attempt.code)
+            hint = repair_hint(attempt.error or "", attempt.code,
+                               table_columns(files, file_store) if files else None)
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
         last = attempts[-1]
