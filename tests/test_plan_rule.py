@@ -320,3 +320,25 @@ def test_a_draft_that_copies_the_request_back_is_written_anew_and_the_piece_kept
     assert out["final"].rstrip() == KEEPER and check["ok"]
     # the reviser was told why the draft was no answer
     assert "repeats the task's words" in model.calls[-1]["messages"][-1].content
+
+
+def test_a_data_questions_failed_program_is_outvoted_by_checks_instead_of_replanned(tmp_path):
+    from hierplan.tools.files import load_files
+
+    csv = tmp_path / "chores.csv"
+    csv.write_text("chore,minutes\nsweep,30\ndishes,12\n")
+    task = "What is the mean of the minutes in chores.csv?"
+    good = "```python\nimport pandas as pd\nprint(pd.read_csv('data/chores.csv').minutes.mean())\n```"
+    model = ScriptedChatModel(default={"python_step": "```python\nprint(open('chores.csv').read())\n```",
+                                       "python_check": good})
+    graph = build_graph(model, InMemorySaver(), run_code=run_python, constrain=False)
+    out = graph.invoke({"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "outvoted"}})
+    assert model.count("replanner") == 0 and out.get("replans", []) == []
+    assert out["final"] == "21.0" and out["vote"]["decided_by"] >= 1
+
+    broken = ScriptedChatModel(default={"python_step": "```python\nprint(1/0)\n```",
+                                        "python_check": "```python\nprint(1/0)\n```"})
+    out = build_graph(broken, InMemorySaver(), run_code=run_python, constrain=False).invoke(
+        {"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "none"}})
+    assert out["final"].startswith("No program could answer the question from the files.")
+    assert "ZeroDivisionError" in out["final"] and broken.count("replanner") == 0

@@ -36,7 +36,7 @@ from hierplan.nodes.stated_answer import stated_answer
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
 from hierplan.nodes.tool_choice import after_tool_choice, make_tool_choice
 from hierplan.nodes.tool_step import make_tool_step
-from hierplan.nodes.vote import after_vote, computed_step, vote
+from hierplan.nodes.vote import after_vote, computed_step, data_question, vote
 from hierplan.options import RunOptions, run_options
 from hierplan.roles import node_models
 from hierplan.rules.kind import NUMERIC, WRITING
@@ -83,7 +83,8 @@ def make_dispatch(registered: Collection[str] = ()):
         task from its words alone and cannot know what the tool returned.
         """
         options = run_options(runtime.context)
-        if len(state.get("replans") or []) < options.max_replans and unhandled_failure(state):
+        if (len(state.get("replans") or []) < options.max_replans and unhandled_failure(state)
+                and not data_question(state)):  # a data question's failed program goes to the checker instead
             return "replanner"
         ready = ready_steps(state)
         if not ready:

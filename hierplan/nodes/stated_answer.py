@@ -13,12 +13,18 @@ from hierplan.nodes.events import emit
 from hierplan.rules.answer import stated_answer as state_number
 
 
+NO_DATA_ANSWER = "No program could answer the question from the files. The last error: {error}"
+
+
 def stated_answer(state: AgentState) -> AgentState:
     record = state.get("vote")
     if not record or not record["decided"]:
         raise ValueError("stated_answer was routed to without a decided vote")
     emit("node_started", node="stated_answer")
     if state.get("files"):  # a question about the user's data: the kept program printed the answers, as asked
+        if not record["stdout"].strip():
+            failed = next((r for r in state.get("results") or [] if r["step_id"] == record["step_id"]), None)
+            return {"final": NO_DATA_ANSWER.format(error=(failed or {}).get("error") or "it printed nothing")}
         return {"final": record["stdout"].strip()}
     if record["chosen"] is None:
         raise ValueError("stated_answer was routed to without a decided vote on a number")

@@ -18,18 +18,31 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.python_step import last_python_step
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.numbers import last_number
+from hierplan.rules.plan import whole_task_step
 from hierplan.rules.vote import has_majority, tally, voted
+
+
+def data_question(state: AgentState) -> bool:
+    """A question about the user's files planned as one program (rules.plan rule 1): its program is voted on
+    with the checker's even when it failed, instead of a replan (a plan rewritten around a failed program
+    reading a table took minutes and answered worse)."""
+    return bool(state.get("files")) and whole_task_step(state["kind"], state["plan"])
 
 
 def computed_step(state: AgentState) -> ResultDict | None:
     """The plan's last Python step when it printed a number (what a numeric task's vote is about; with the user's
-    files, any values it printed: a question about a table may ask for several, or for a name), else None."""
+    files, any values it printed: a question about a table may ask for several, or for a name), else None. A
+    data question's step counts when it failed too: the checker's programs may still answer it."""
     plan = state["plan"]
     if not any(s["tool"] == "python" for s in plan["steps"]):
         return None
     step_id = last_python_step(plan)
     result = next((r for r in state.get("results") or [] if r["step_id"] == step_id), None)
-    if result is None or voted(result["ok"], result["stdout"], every_value=bool(state.get("files"))) is None:
+    if result is None:
+        return None
+    if data_question(state):
+        return result
+    if voted(result["ok"], result["stdout"]) is None:
         return None
     return result
 
@@ -42,7 +55,8 @@ def vote(state: AgentState) -> AgentState:
     programs = [plan_program, *(state.get("checks") or [])]
     keys = [voted(p["ok"], p["stdout"], every_value=bool(state.get("files"))) for p in programs]
     decided = has_majority(keys) or len(programs) >= 2 + MAX_TIE_BREAKS
-    index, agreed = tally(keys)
+    # a data question whose every program failed keeps the plan's failure (stated_answer says so)
+    index, agreed = tally(keys) if any(k is not None for k in keys) else (0, 0)
     chosen = programs[index]
     record: VoteDict = {"kind": "vote", "step_id": result["step_id"],
                         "answers": [last_number(p["stdout"]) if p["ok"] else None for p in programs],
@@ -50,7 +64,7 @@ def vote(state: AgentState) -> AgentState:
                         "changed": keys[index] != keys[0], "decided": decided}
     if not decided:
         return {"vote": record}
-    record = {**record, "decided_by": index, "stdout": chosen["stdout"]}
+    record = {**record, "decided_by": index, "stdout": chosen["stdout"] if chosen["ok"] else ""}
     emit("step_check", step_id=result["step_id"],
          **{k: v for k, v in record.items() if k not in ("step_id", "stdout")})
     kept: ResultDict = {**result, "check": record}
