@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 from hierplan.app.fields import from_form
 from hierplan.errors import HierplanError, RunNotFoundError, UsageError
 from hierplan.store import check_run_id, display_name
-from hierplan.ui import views
+from hierplan.ui import markdown, views
 from hierplan.ui.guard import Guard, Scrubber
 from hierplan.ui.runner import Runner
 from hierplan.ui.uploads import (MAX_FORM_BYTES, Upload, is_multipart, multipart_form, upload_errors,
@@ -43,9 +43,14 @@ log = logging.getLogger("hierplan.ui")
 
 def _templates(scrub: Scrubber):
     import jinja2
+    from markupsafe import Markup
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                              finalize=scrub)  # every {{ }} passes the scrubber, then is escaped
+    # model text as Markdown, and programs highlighted: scrubbed first, then made into HTML that holds no tag of
+    # the text's own (hierplan/ui/markdown.py escapes them all), so it is marked safe
+    env.filters["markdown"] = lambda v: Markup(markdown.render_markdown(None if v is None else scrub(str(v))))
+    env.filters["code"] = lambda v, lang="python": Markup(markdown.render_code(scrub(str(v or "")), lang))
     env.filters["json"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False)
     env.filters["secs"] = lambda v: f"{v:.1f}" if v is not None else ""
     env.filters["count"] = lambda v: f"{v:,}" if v is not None else ""

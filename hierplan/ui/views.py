@@ -92,6 +92,16 @@ def _step_statuses(values: dict[str, Any], history: list[dict[str, Any]], status
     return {int(n.id[1:]): n.status for n in picture.nodes if n.id.startswith("s") and n.id[1:].isdigit()}
 
 
+def printed_answer(values: dict[str, Any]) -> bool:
+    """Whether the final answer is what a program printed (a question about the user's data is answered by the
+    kept program's output, a table perhaps): the page shows it as printed, not as Markdown."""
+    final = (values.get("final") or "").strip()
+    vote = values.get("vote") or {}
+    printed = {(vote.get("stdout") or "").strip()}
+    printed |= {(r.get("stdout") or "").strip() for r in values.get("results") or [] if r.get("tool") == "python"}
+    return bool(final) and final in printed
+
+
 def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
     record, values = run_state(db, run_id)
     past = past_states(db, record.id)
@@ -119,7 +129,7 @@ def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
         "files": [{**{k: f[k] for k in FILE_FIELDS}, "preview": f.get("preview") or ""}
                   for f in values.get("files") or []],
         "plan_source": values.get("plan_source"), "cards": cards, "replans": values.get("replans") or [],
-        "final": values.get("final"), "approval": values.get("approval"),
+        "final": values.get("final"), "final_printed": printed_answer(values), "approval": values.get("approval"),
         "answer_check": text.format_answer_check(values["answer_check"]) if values.get("answer_check") else None,
         "instruction_check": (text.describe_instructions(values["instruction_check"])
                               if values.get("instruction_check") else None),
