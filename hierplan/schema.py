@@ -1,7 +1,11 @@
-"""The plan and step-result models. State stores their ``model_dump()`` dicts (JSON-safe)."""
+"""The plan and step-result models, and the class of a caller's schema (build_graph's ``response_format``, a
+registered tool's JSON-schema arguments). State stores their ``model_dump()`` dicts (JSON-safe)."""
 
 from __future__ import annotations
 
+import copy
+import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -256,3 +260,87 @@ class Checklist(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     requirements: list[Requirement] = Field(default_factory=list, max_length=MAX_REQUIREMENTS)
+
+
+# --- a caller's schema: build_graph's response_format, a registered tool's JSON-schema arguments ------------------
+
+def json_schema_model(name: str, schema: dict[str, Any], description: str = "") -> type[BaseModel]:
+    """A pydantic class for a JSON Schema of an object: its JSON schema is ``schema`` itself (what the grammar or a
+    server constrains to) and its validation checks the data against it with ``jsonschema``, where installed (a
+    registered tool, which checks its arguments again, works without it; check_response_format requires it).
+    The validated data is kept as given: ``model_dump()`` returns it."""
+    schema = copy.deepcopy(schema)
+    try:
+        from jsonschema import validators
+    except ImportError:
+        check = None
+    else:
+        check = validators.validator_for(schema)(schema)
+
+    class Object(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+        @model_validator(mode="before")
+        @classmethod
+        def _valid(cls, data: Any) -> Any:
+            if not isinstance(data, dict):
+                raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+            if check is not None:
+                error = next(iter(sorted(check.iter_errors(data), key=lambda e: list(e.path))), None)
+                if error is not None:
+                    where = ".".join(map(str, error.path))
+                    raise ValueError(f"{where}: {error.message}" if where else error.message)
+            return data
+
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return copy.deepcopy(schema)
+
+    # A remote server names the JSON schema it constrains to after the class: letters, digits, _ and - only.
+    Object.__name__ = Object.__qualname__ = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "Object"
+    Object.__doc__ = description
+    return Object
+
+
+RESPONSE_NAME = "StructuredResponse"
+"""A response_format JSON Schema's name where it has no ``title``."""
+
+
+def check_response_format(response_format: Any) -> Any:
+    """build_graph's ``response_format`` as given, checked: a pydantic class, or a JSON Schema (a dict) of an
+    object that is a valid schema of its draft. A ValueError (TypeError for anything else) says what is wrong, in
+    one line. Without ``jsonschema`` a JSON Schema cannot be checked (nor the answers validated): a ValueError."""
+    if isinstance(response_format, type) and issubclass(response_format, BaseModel):
+        return response_format
+    if not isinstance(response_format, dict):
+        raise TypeError(f"response_format must be a pydantic class or a JSON Schema (a dict), "
+                        f"got {type(response_format).__name__}")
+    try:
+        from jsonschema import SchemaError, validators
+    except ImportError:
+        raise ValueError("a JSON Schema response_format needs the jsonschema package (pip install jsonschema)") \
+            from None
+    try:
+        validators.validator_for(response_format).check_schema(response_format)
+    except SchemaError as exc:
+        where = "/".join(map(str, exc.path))
+        raise ValueError(f"not a valid JSON Schema{f' at {where}' if where else ''}: {exc.message}") from None
+    if response_format.get("type") != "object":
+        raise ValueError('the schema must describe a JSON object ("type": "object" at its root), got '
+                         f"{json.dumps(response_format.get('type'))}")
+    return response_format
+
+
+def response_model(response_format: Any) -> type[BaseModel]:
+    """The pydantic class a final answer is asked for and validated with: a pydantic class as it is, a JSON Schema
+    as json_schema_model's class (named by its ``title``)."""
+    response_format = check_response_format(response_format)
+    if isinstance(response_format, dict):
+        return json_schema_model(str(response_format.get("title") or RESPONSE_NAME), response_format,
+                                 str(response_format.get("description") or ""))
+    return response_format
+
+
+def response_dump(parsed: BaseModel) -> dict[str, Any]:
+    """A validated answer as state keeps it: JSON-safe, its keys as the schema names them (aliases)."""
+    return parsed.model_dump(mode="json", by_alias=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, ToolException
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel
 
 from hierplan.config import TOOL_CANCEL_GRACE_S, TOOL_RESULT_CHARS
 
@@ -69,38 +68,11 @@ def takes_arguments(model: type[BaseModel]) -> bool:
 
 
 def _json_schema_model(name: str, description: str, schema: dict[str, Any]) -> type[BaseModel]:
+    from hierplan.schema import json_schema_model
+
     schema = {"type": "object", "properties": {}, **copy.deepcopy(schema)}
     schema.pop("description", None)  # said once, in the prompt; not repeated in every constrained request
-    try:
-        from jsonschema import validators
-    except ImportError:  # only the tool itself checks the arguments then
-        check = None
-    else:
-        check = validators.validator_for(schema)(schema)
-
-    class Args(BaseModel):
-        model_config = ConfigDict(extra="allow")
-
-        @model_validator(mode="before")
-        @classmethod
-        def _valid(cls, data: Any) -> Any:
-            if not isinstance(data, dict):
-                raise ValueError("the arguments must be a JSON object")
-            if check is not None:
-                error = next(iter(sorted(check.iter_errors(data), key=lambda e: list(e.path))), None)
-                if error is not None:
-                    where = ".".join(map(str, error.path))
-                    raise ValueError(f"{where}: {error.message}" if where else error.message)
-            return data
-
-        @classmethod
-        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return copy.deepcopy(schema)
-
-    # A remote server names the JSON schema it constrains to after the class: letters, digits, _ and - only.
-    Args.__name__ = Args.__qualname__ = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:60] + "_args"
-    Args.__doc__ = description
-    return Args
+    return json_schema_model(name[:59] + "_args", schema, description)  # a server takes names of 64 characters
 
 
 def call_tool(tool: BaseTool, args: dict[str, Any], timeout_s: float) -> ToolOutcome:
