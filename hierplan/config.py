@@ -34,6 +34,8 @@ READ_MAX_NEW_TOKENS = 400
 STEP_MAX_NEW_TOKENS = 400
 CODE_MAX_NEW_TOKENS = 320
 AGGREGATOR_MAX_NEW_TOKENS = 600
+STRUCTURED_MAX_NEW_TOKENS = 600
+"""The structured_answer node's JSON (build_graph's response_format); the run's --max-new-tokens replaces it."""
 
 # LangGraph's recursion limit counts supersteps: planner + steps + checks + aggregator + revisions, with room.
 RECURSION_LIMIT = 64
@@ -47,6 +49,10 @@ MAX_TIE_BREAKS = 2
 """Whole-task programs drawn after the first check while no number has a majority (nodes.vote)."""
 MAX_REVISIONS = 2
 """Rewrites of an answer that breaks the task's checkable instructions (nodes.instructions)."""
+STRUCTURED_RETRIES = 1
+"""Asks again for the answer as the response_format's schema after a reply that did not validate, shown why."""
+STRUCTURED_NOTE_CHARS = 1200
+"""Each step's output shown with the answer when it is put into the schema (nodes.structured_answer)."""
 
 # Registered tools (build_graph's ``tools``, MCP servers' tools): nodes/tool_step.py, tools/registered.py, tools/mcp.py.
 TOOL_TIMEOUT_S = 60.0

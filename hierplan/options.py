@@ -50,9 +50,10 @@ class RunOptions:
         metavar="MODEL"))
     """The executor role's model (the steps, a tool's arguments, the checker); None: ``model``'s."""
     aggregator_model: str | None = field(default=None, metadata=_opt(
-        "the aggregator's and the reviser's model, anything --model takes (default: --model)", load=True,
-        metavar="MODEL"))
-    """The aggregator role's model (the answer and its rewrites); None: ``model``'s."""
+        "the model of the aggregator, the reviser and a --schema answer, anything --model takes (default: "
+        "--model)", load=True, metavar="MODEL"))
+    """The aggregator role's model (the answer, its rewrites, and the answer as a response_format); None:
+    ``model``'s."""
     base_url: str | None = field(default=None, metadata=_opt(
         "an OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI), e.g. http://gpu-box:8000/v1; its key "
         "comes from $OPENAI_API_KEY only", load=True, metavar="URL"))

@@ -189,3 +189,19 @@ class InstructionCheckDict(TypedDict):
     to_fix: list[str]
     """What the next rewrite is asked to fix: the latest answer's problems (empty: nothing left to ask)."""
     ok: bool
+
+
+class StructuredCheckDict(TypedDict):
+    """The final answer expressed as build_graph's ``response_format`` (nodes.structured_answer): whether a reply
+    validated against the schema, and each failed attempt's reason."""
+
+    ok: bool
+    schema: str
+    """The schema's name (its ``title``, or the pydantic class's name)."""
+    attempts: int
+    errors: list[str]
+    """Why each attempt that did not validate failed, in order (one line each)."""
+    method: str | None
+    """How the last reply was constrained ("grammar", "json_schema", ...); None: asked for in plain text."""
+    error: str | None
+    """One line when no reply validated (the run still ends, with its text answer); None when one did."""

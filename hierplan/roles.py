@@ -6,7 +6,8 @@ A graph runs on one chat model, or on one per role (``build_graph({"default": sm
 - ``planner``: the planner and the replanner (the plan and its revisions);
 - ``executor``: python_step, llm_step, tool_step (a registered tool's arguments) and the checker (each step's
   work, and the programs that check a numeric answer);
-- ``aggregator``: the aggregator and the reviser (the answer, and its rewrites).
+- ``aggregator``: the aggregator, the reviser and structured_answer (the answer, its rewrites, and the answer as
+  build_graph's response_format).
 
 The nodes that call no model (classify, whole_task_plan, tool_choice, approval, scheduler, vote, stated_answer,
 answer_check, check_instructions) have no role. Importing this module imports nothing heavy.
@@ -24,7 +25,7 @@ DEFAULT = "default"
 NODES = {
     PLANNER: ("read_requirements", "planner", "replanner"),
     EXECUTOR: ("python_step", "llm_step", "tool_step", "checker"),
-    AGGREGATOR: ("aggregator", "reviser"),
+    AGGREGATOR: ("aggregator", "reviser", "structured_answer"),
 }
 """Each role's nodes (the graph's node names)."""
 

@@ -41,6 +41,8 @@ def node_of(messages: list[BaseMessage], graph_node: str | None = None) -> str:
         return "replanner"
     if system.startswith(prompts.TOOL_SYSTEM.split("{")[0]):
         return "tool_step"
+    if system.startswith(prompts.STRUCTURED_SYSTEM.split("{")[0]):
+        return "structured_answer"
     return "llm_step"
 
 

@@ -50,6 +50,24 @@ def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
             ("reviser", "check_instructions", False), ("check_instructions", "__end__", True)} <= edges
 
 
+STRUCTURED_SNAPSHOT = Path(__file__).parent / "snapshots" / "graph_structured.mmd"
+SCHEMA = {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}
+
+
+def test_a_graph_with_a_response_format_draws_structured_answer_after_the_settled_answer():
+    graph = build_graph(None, checkpointer=False, response_format=SCHEMA).get_graph()
+    mermaid = graph.draw_mermaid(with_styles=False)
+    if os.environ.get("UPDATE_SNAPSHOTS"):
+        STRUCTURED_SNAPSHOT.write_text(mermaid)
+    assert mermaid == STRUCTURED_SNAPSHOT.read_text()
+    assert set(graph.nodes) == set(drawn().nodes) | {"structured_answer"}
+    edges = {(e.source, e.target, e.conditional) for e in graph.edges}
+    # where the answer ended the run, it goes on to be written as the schema; only that node ends it now
+    assert {("answer_check", "structured_answer", False), ("check_instructions", "structured_answer", True),
+            ("check_instructions", "reviser", True), ("structured_answer", "__end__", False)} <= edges
+    assert {s for s, t, _ in edges if t == "__end__"} == {"approval", "structured_answer"}  # a rejected plan
+
+
 @pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md"])
 def test_the_docs_show_the_current_graph(doc):
     text = (Path(__file__).parent.parent / doc).read_text()

@@ -93,11 +93,12 @@ def test_an_unknown_or_missing_role_or_a_non_chat_model_is_refused():
 
 
 def test_the_roles_name_every_model_calling_node_of_the_graph_once():
-    graph_nodes = set(build_graph(None, checkpointer=False).get_graph().nodes)
+    # a graph with a response_format: structured_answer is drawn only there
+    graph_nodes = set(build_graph(None, checkpointer=False, response_format={"type": "object"}).get_graph().nodes)
     role_nodes = list(chain(*NODES.values()))
     assert len(role_nodes) == len(set(role_nodes)) and set(role_nodes) <= graph_nodes
     assert set(role_nodes) == {"read_requirements", "planner", "replanner", "python_step", "llm_step", "tool_step", "checker",
-                               "aggregator", "reviser"}
+                               "aggregator", "reviser", "structured_answer"}
 
 
 def test_each_distinct_model_loads_once_with_the_runs_other_model_options():

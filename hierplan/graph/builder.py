@@ -4,6 +4,7 @@ classify -> (writing: read_requirements) -> (planner | whole_task_plan) -> tool_
   (python_step | llm_step | tool_step | replanner)* ->
   a number the checker can check: checker <-> vote -> stated_answer (with ``explain``: aggregator) -> answer_check
   anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
+and, in a graph built with a response_format, the settled answer as that schema: -> structured_answer -> end
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from hierplan.nodes.read_requirements import make_after_requirements, make_read_
 from hierplan.nodes.python_step import CodeRunner, make_python_step, run_alone, sandbox_runner
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.stated_answer import stated_answer
+from hierplan.nodes.structured_answer import make_structured_answer
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
 from hierplan.nodes.tool_choice import after_tool_choice, make_tool_choice
 from hierplan.nodes.tool_step import make_tool_step
@@ -41,6 +43,7 @@ from hierplan.options import RunOptions, run_options
 from hierplan.roles import node_models
 from hierplan.rules.kind import NUMERIC, WRITING
 from hierplan.rules.plan import planned_by_rule, whole_task_step
+from hierplan.schema import check_response_format
 from hierplan.store.files import FileStore, process_store
 from hierplan.tools.registered import check_tools
 from hierplan.tracing import callbacks, traced_runner
@@ -119,18 +122,26 @@ def make_dispatch(registered: Collection[str] = ()):
 dispatch = make_dispatch()
 
 
+def revise_or_structure(state: AgentState) -> Literal["reviser", "structured_answer"]:
+    """check_instructions' router in a graph with a response_format: where the answer would end the run
+    (after_instruction_check), it goes on to be written as the schema."""
+    return "reviser" if after_instruction_check(state) == "reviser" else "structured_answer"
+
+
 def scheduler(state: AgentState) -> AgentState:
     """A join point: parallel steps land here once per superstep, and dispatch runs once after them."""
     return {}
 
 
 def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code: CodeRunner | None = None,
-         tools: Sequence[BaseTool] = (), file_store: FileStore | None = None) -> StateGraph:
+         tools: Sequence[BaseTool] = (), file_store: FileStore | None = None,
+         response_format: Any = None) -> StateGraph:
     """The uncompiled graph. Nodes hold their role's model (``model``: one chat model, or one per role as
     ``build_graph`` takes them; hierplan.roles) and the registered tools, and only call them when they run;
     per-run options arrive as the run's context (RunOptions). The Python steps and the checker read the run's
     files from ``file_store`` and keep what a step saves there (default: this process's temporary store); their
-    programs run in the sandbox over it unless ``run_code`` is given."""
+    programs run in the sandbox over it unless ``run_code`` is given. With ``response_format`` the settled answer
+    goes on to structured_answer, which writes it as that schema; without it the graph ends where the answer does."""
     base = sampling or SamplingConfig()
     file_store = file_store or process_store()
     # every sandbox run is a tool run of its node's, for whatever tracer the run has (hierplan.tracing)
@@ -158,6 +169,10 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     graph.add_node("answer_check", answer_check)
     graph.add_node("check_instructions", check_instructions)
     graph.add_node("reviser", make_reviser(of["reviser"], base))
+    settled = END  # where a run goes once its answer is settled
+    if response_format is not None:
+        graph.add_node("structured_answer", make_structured_answer(of["structured_answer"], base, response_format))
+        settled = "structured_answer"
 
     graph.add_edge(START, "classify")
     graph.add_conditional_edges("classify", make_after_classify(names),
@@ -178,8 +193,12 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     graph.add_conditional_edges("vote", after_vote, ["checker", "stated_answer", "aggregator"])
     graph.add_edge("stated_answer", "answer_check")
     graph.add_conditional_edges("aggregator", after_aggregator, ["answer_check", "check_instructions"])
-    graph.add_edge("answer_check", END)
-    graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", END])
+    graph.add_edge("answer_check", settled)
+    if response_format is None:
+        graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", END])
+    else:
+        graph.add_conditional_edges("check_instructions", revise_or_structure, ["reviser", "structured_answer"])
+        graph.add_edge("structured_answer", END)
     graph.add_edge("reviser", "check_instructions")
     return graph
 
@@ -187,7 +206,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
 def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
                 run_code: CodeRunner | None = None, tools: Sequence[BaseTool] = (), file_store: FileStore | None = None,
-                tracing: Any = None, **overrides: Any) -> Any:
+                tracing: Any = None, response_format: Any = None, **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
     ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state), or
@@ -211,9 +230,16 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     docs/usage.md "Tracing"): None, on when the standard OTEL_* variables ask for it (an OTLP endpoint); False,
     off; True, on (the application's global tracer provider where it set one, else one from the variables); an
     OpenTelemetry TracerProvider, into it. LangSmith needs nothing here: LangChain reads LANGSMITH_TRACING.
+    ``response_format``: a pydantic class, or a JSON Schema (a dict) of an object: once the answer is settled, the
+    structured_answer node has the aggregator's model write it as that schema (under the grammar where the model
+    takes one), validated, asked again once when it does not validate; the final state's ``structured_response``
+    holds it as a JSON-safe dict (``Model.model_validate(out["structured_response"])`` gives the pydantic object),
+    and ``structured_check`` the attempts (``error``: one line when none validated; the run still ends, with
+    ``final``). A schema that is not one is a ValueError here (hierplan.schema.check_response_format).
     """
     options = replace(options or RunOptions(), **overrides)
-    graph = wire(model, sampling=sampling, run_code=run_code, tools=tools, file_store=file_store)
+    graph = wire(model, sampling=sampling, run_code=run_code, tools=tools, file_store=file_store,
+                 response_format=None if response_format is None else check_response_format(response_format))
     if checkpointer is False:
         compiled = graph.compile(name="hierplan")
     else:

@@ -5,11 +5,12 @@ records (hierplan.records, re-exported here for the graph's readers).
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from hierplan.records import (AnswerCheckDict, ArtifactDict, AttemptDict, CallDict, FileDict,  # noqa: F401
                               InstructionCheckDict, InstructionRoundDict, PlanDict, PlanFailureDict, ReplanDict,
-                              ResultDict, StepDict, Tool, VoteDict)  # ArtifactDict, InstructionRoundDict, Tool: re-exported
+                              ResultDict, StepDict, StructuredCheckDict,
+                              Tool, VoteDict)  # ArtifactDict, InstructionRoundDict, Tool: re-exported
 from hierplan.rules.kind import TaskKind
 
 
@@ -66,6 +67,10 @@ class AgentState(TypedDict, total=False):
     instruction_check: InstructionCheckDict
     revision: str
     """The reviser's latest rewrite, waiting to be checked."""
+    structured_response: dict[str, Any]
+    """With build_graph's ``response_format``: the final answer as that schema, validated (JSON-safe; a pydantic
+    class's ``model_dump(mode="json")``); absent when no reply validated (``structured_check`` says why)."""
+    structured_check: StructuredCheckDict
 
 
 class StepPayload(TypedDict):

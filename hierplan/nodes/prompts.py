@@ -269,3 +269,11 @@ READ_REQUIREMENTS_EXAMPLE = (
         {"quote": "Don't use the word 'sorry'", "kind": "forbidden_word", "text": "sorry"},
         {"quote": "mention the garden", "kind": "required_word", "text": "garden"},
         {"quote": "sign off with 'see you soon'", "kind": "ends_with", "text": "see you soon"}]})
+
+# The structured_answer node (build_graph's response_format): the settled answer as the caller's schema.
+STRUCTURED_SYSTEM = """You write a finished answer as one JSON object that follows this JSON schema:
+{schema}
+Take every value from the answer: its numbers, names and lists as it states them. Where the answer leaves a field open, take it from the task or the notes. A number is a JSON number, without units or thousands separators. Reply with the JSON object only."""
+STRUCTURED_USER = "Task: {task}\n\n{notes}The answer:\n{final}"
+STRUCTURED_NOTES = "Notes from the work on it:\n{results}\n\n"
+STRUCTURED_RETRY = "That JSON does not fit the schema: {error}\nWrite the whole JSON object again, corrected."
