@@ -3,7 +3,8 @@ a run into events (dicts with an "event" key), for `--json` (one per line) and t
 
 Events, in order: ``run_started``, ``plan`` (the plan as it runs, tools decided; again after each replan),
 ``step_finished`` (a step result), ``replan``, ``approval_needed``, ``final`` (the run's answer, as checked),
-``run_finished``; between them the nodes' own live events (``planning``, ``kind``, ``steps_started``,
+``structured_response`` (with a response_format: the answer as its schema, or why none fit), ``run_finished``;
+between them the nodes' own live events (``planning``, ``kind``, ``steps_started``,
 ``code_attempt``, ``tool_call``, ``node_started``, ``final_token``, ...: LangGraph custom stream events, passed on
 as they are).
 """
@@ -71,6 +72,9 @@ class Events:
         elif node == "replanner":
             for revision in update.get("replans") or []:
                 self.emit("replan", **revision)
+        elif node == "structured_answer":
+            self.emit("structured_response", structured_response=update.get("structured_response"),
+                      check=update["structured_check"])
 
     def live(self, event: dict[str, Any]) -> None:
         self.emit(**event)

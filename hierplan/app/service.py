@@ -7,6 +7,7 @@ raised is a RunFailed, saved and resumable.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from contextlib import contextmanager
@@ -25,9 +26,12 @@ from hierplan.store.files import FileStoreError
 from hierplan.store.runs import RunRecord
 
 MAX_TASK_CHARS = 20_000
-# Beside the options, a run's record keeps the caller's word on the task's kind and the run it was forked from.
+# Beside the options, a run's record keeps the caller's word on the task's kind, the run it was forked from, and the
+# JSON Schema its answer is written as (build_graph's response_format: the graph has a node more with one, so every
+# resume and fork builds it with the same schema, read from here, not from a file that may have changed).
 KIND_KEY = "kind"
 FORKED_FROM_KEY = "forked_from"
+RESPONSE_FORMAT_KEY = "response_format"
 
 Decision = dict[str, Any]
 Ask = Callable[[dict[str, Any]], "Decision | None"]
@@ -58,6 +62,8 @@ class Run:
     files: list[Any] = field(default_factory=list)
     """A new run's files (graph.state.FileDict), checked and copied into the file store when it was prepared;
     their records go into its first checkpoint, which every later resume and fork reads them from."""
+    response_format: dict[str, Any] | None = None
+    """The JSON Schema its answer is also written as (``hierplan run --schema``), as its record keeps it."""
 
     def start_input(self) -> dict[str, Any]:
         return {"task": self.task, **({"kind": self.kind} if self.kind else {}),
@@ -76,6 +82,27 @@ def check_task(task: str) -> str:
     if len(task) > MAX_TASK_CHARS:
         raise UsageError(f"the task is {len(task):,} characters; the limit is {MAX_TASK_CHARS:,}")
     return task
+
+
+def read_schema(path: str | os.PathLike) -> dict[str, Any]:
+    """A JSON Schema file for a run's answer (``--schema``), read and checked (hierplan.schema.check_response_format):
+    a JSON Schema of an object. Anything else is one UsageError line naming the file."""
+    from hierplan.schema import check_response_format
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            schema = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"schema file {os.fspath(path)}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"schema file {os.fspath(path)}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"schema file {os.fspath(path)} is not JSON: {exc.msg} (line {exc.lineno}, column "
+                         f"{exc.colno})") from None
+    try:
+        return check_response_format(schema)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"schema file {os.fspath(path)}: {exc}") from None
 
 
 def check_kind(kind: str | None) -> str | None:
@@ -129,10 +156,12 @@ class RunService:
 
     # --- preparing a run ------------------------------------------------------------------------------------
     def start(self, task: str, options: RunOptions, *, kind: str | None = None, run_id: str | None = None,
-              files: Sequence[str | os.PathLike] = ()) -> Run:
+              files: Sequence[str | os.PathLike] = (), response_format: dict[str, Any] | None = None) -> Run:
         """A new run. Its files are checked and copied into the database's file store, then its tools loaded,
-        first: a run whose file is missing or too large, or whose MCP servers give no tools, is never recorded."""
+        first: a run whose file is missing or too large, or whose MCP servers give no tools, is never recorded.
+        ``response_format``: a JSON Schema (read_schema) its answer is also written as, kept with the run."""
         task, kind = check_task(task), check_kind(kind)
+        extra = {RESPONSE_FORMAT_KEY: response_format} if response_format is not None else {}
         loaded = []
         if files:
             from hierplan.tools.files import load_files  # the sandbox package comes with it: only when needed
@@ -144,8 +173,9 @@ class RunService:
         with _closing_tools_on_error(tools):
             store = RunStore.open(self.db)
             with _closing_on_error(store):
-                run_id = store.create(task, _record(options, kind), run_id)
-        return Run(run_id, task, options, kind, store, resumed=False, tools=tools, files=loaded)
+                run_id = store.create(task, _record(options, kind, **extra), run_id)
+        return Run(run_id, task, options, kind, store, resumed=False, tools=tools, files=loaded,
+                   response_format=response_format)
 
     def resume(self, run_id: str, overrides: Mapping[str, Any] | None = None, *,
                decision: Decision | None = None) -> Run:
@@ -179,11 +209,13 @@ class RunService:
             self._check_files(record.id, tup.checkpoint["channel_values"])
             tools = self.load_tools(options)
             with _closing_tools_on_error(tools):
-                new_id = store.create(record.task, _record(options, kind, **{FORKED_FROM_KEY: record.id}),
-                                      new_run_id)
+                schema = record.options.get(RESPONSE_FORMAT_KEY)
+                new_id = store.create(record.task, _record(options, kind, **{FORKED_FROM_KEY: record.id}, **(
+                    {RESPONSE_FORMAT_KEY: schema} if schema is not None else {})), new_run_id)
                 with database_errors(self.db, writing=True):
                     copy_checkpoint(saver, tup, record.id, at, new_id)
-        return Run(new_id, record.task, options, kind, store, resumed=True, tools=tools)
+        return Run(new_id, record.task, options, kind, store, resumed=True, tools=tools,
+                   response_format=record.options.get(RESPONSE_FORMAT_KEY))
 
     @staticmethod
     def _stopped(store: RunStore, run_id: str) -> RunRecord:
@@ -213,7 +245,7 @@ class RunService:
         with _closing_tools_on_error(tools):
             store.set_status(record.id, "running")
         return Run(record.id, record.task, options, record.options.get(KIND_KEY), store, resumed=True,
-                   decision=decision, tools=tools)
+                   decision=decision, tools=tools, response_format=record.options.get(RESPONSE_FORMAT_KEY))
 
     @staticmethod
     def _options(record: RunRecord, overrides: Mapping[str, Any] | None) -> RunOptions:
@@ -261,7 +293,7 @@ class RunService:
         if info or roles:
             run.store.set_model(run.id, info, roles)
         graph = build_graph(models, open_checkpointer(self.db), options=run.options, tools=run.tools,
-                            file_store=open_file_store(self.db))
+                            file_store=open_file_store(self.db), response_format=run.response_format)
         config = {"configurable": {"thread_id": run.id}}
         state = graph.get_state(config)
         reporter.run_started(run.id, run.task, resumed=run.resumed, model=info, models=roles,

@@ -94,7 +94,7 @@ def print_run(record: Any, values: dict[str, Any]) -> None:
     """`hierplan show`'s text: the run, its plan, each step, replans, the final answer and its checks, costs."""
     from rich.console import Console
 
-    from hierplan.cli.output import print_revision
+    from hierplan.cli.output import print_revision, print_structured
     from hierplan.render import text
 
     console = Console(highlight=False)
@@ -137,6 +137,7 @@ def print_run(record: Any, values: dict[str, Any]) -> None:
         console.print(text.format_answer_check(values["answer_check"]), markup=False)
     if values.get("instruction_check"):
         console.print(text.describe_instructions(values["instruction_check"]), markup=False)
+    print_structured(console, values)
     console.rule("Model calls", style="dim")
     console.print(text.format_calls(values), markup=False)
 

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from hierplan.app.events import PLAN_NODES, Events
 from hierplan.render.text import (describe_models, format_artifact, format_check, format_kind, format_tool_call,
-                                  plan_lines, planned_tool_calls, revision_lines, revision_title)
+                                  plan_lines, planned_tool_calls, revision_lines, revision_title, structured_lines)
 
 STEP_NODES = ("python_step", "llm_step", "tool_step")
 
@@ -40,6 +40,7 @@ class HumanReporter:
         self.source: str | None = None
         self.done: set[int] = set()
         self.streamed: str | None = None  # the answer as it streamed (None: nothing streamed)
+        self.structured: dict[str, Any] | None = None  # structured_answer's update, printed after the answer
 
     def status(self, text: str) -> None:
         if self._status:
@@ -68,6 +69,8 @@ class HumanReporter:
         elif node == "replanner":
             for revision in update.get("replans") or []:
                 print_revision(self.console, revision)
+        elif node == "structured_answer":
+            self.structured = update
         self._update_progress()
 
     def live(self, event: dict[str, Any]) -> None:
@@ -145,6 +148,8 @@ class HumanReporter:
         self.close()
         if final is not None:
             self._print_final(final)
+        if self.structured is not None:
+            print_structured(self.console, self.structured)
         if status == "done":
             self.err.print(f"[dim]run {run_id} done; see it again with: hierplan show {run_id}[/dim]")
 
@@ -170,6 +175,15 @@ def print_revision(console, revision: dict[str, Any]) -> None:
     console.rule(revision_title(revision), style="yellow")
     for line in revision_lines(revision):
         console.print(line, markup=False)
+
+
+def print_structured(console, values: dict[str, Any]) -> None:
+    """The answer as the run's response_format, as a run prints it live and `hierplan show` afterwards."""
+    lines = structured_lines(values)
+    if lines:
+        console.rule("Structured answer")
+        for line in lines:
+            console.print(line, markup=False)
 
 
 def make_reporter(as_json: bool):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hierplan.app.service import Ask, Run, RunFailed, RunService, check_task
+from hierplan.app.service import Ask, Run, RunFailed, RunService, check_task, read_schema
 from hierplan.cli.common import db_path
 from hierplan.errors import UsageError
 
@@ -43,6 +43,9 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--run-id", help="name the run (default: a random 8-character id)")
     add_kind_option(p)
     add_file_option(p)
+    p.add_argument("--schema", metavar="FILE.json",
+                   help="a JSON Schema (of an object) the final answer is also written as, under the grammar, and "
+                        "validated: `show --json`'s structured_response (docs/usage.md)")
     add_run_options(p)
     p.set_defaults(func=cmd_run, decision=None)
 
@@ -50,7 +53,7 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     add_kind_option(p)
     add_file_option(p)
     add_run_options(p)
-    p.set_defaults(func=cmd_run, task=DEMO_TASK, run_id=None, decision=None)
+    p.set_defaults(func=cmd_run, task=DEMO_TASK, run_id=None, decision=None, schema=None)
 
     p = sub.add_parser("resume", parents=[parent], help="continue an interrupted run where it stopped")
     p.add_argument("run_id", metavar="RUN_ID")
@@ -81,9 +84,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from hierplan.options import RunOptions
 
     task = read_task(args.task)
+    schema = read_schema(args.schema) if args.schema else None  # a bad file is one line, before any model loads
     service = RunService(db_path(args))
     run = service.start(task, RunOptions.from_dict(from_args(args)), kind=args.kind, run_id=args.run_id,
-                        files=args.files)
+                        files=args.files, response_format=schema)
     return execute(service, run, args)
 
 

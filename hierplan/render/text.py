@@ -81,6 +81,19 @@ def format_answer_check(check: Mapping[str, Any]) -> str:
     return f"{line}: {check['note']}" if check.get("note") else line
 
 
+def structured_lines(values: Mapping[str, Any]) -> list[str]:
+    """The answer as build_graph's response_format (nodes.structured_answer): its JSON, then one line on how it
+    was got; or the one line saying why no reply fit the schema. [] for a run without a schema."""
+    check = values.get("structured_check")
+    if not check:
+        return []
+    if not check["ok"]:
+        return [f"Structured answer: none ({check['error']})"]
+    tries = f", {check['attempts']} attempts" if check["attempts"] > 1 else ""
+    return [json.dumps(values.get("structured_response"), ensure_ascii=False, indent=2),
+            f"Structured answer: valid against {check['schema']}{tries}"]
+
+
 def describe_instructions(check: Mapping[str, Any]) -> str:
     """One line: which of the task's checkable instructions the first answer broke, what was done about it,
     and what the kept answer still breaks."""

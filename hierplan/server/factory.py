@@ -7,8 +7,12 @@ build_graph, as for every entry point, WITHOUT a checkpointer (the server brings
 Postgres through langgraph.json's ``checkpointer``), once per loaded model; each run gets a copy that runs with
 its options as the context and with durability "sync" (ServerGraph).
 
+A JSON Schema as ``response_format`` in the configurable or context (build_graph's response_format) gives a graph
+with the structured_answer node, whose final state holds ``structured_response``; pass it on every call for the
+thread (reading its state too), as the graph's shape depends on it.
+
 Loaded models and compiled graphs are cached here, keyed by the model's options (and the MCP servers' file of
-``hierplan serve --mcp``, whose tools are listed once per graph). This module is the server's
+``hierplan serve --mcp``, whose tools are listed once per graph, and the response_format: one graph per schema). This module is the server's
 entry point, not a node: the server calls the factory with only a config and its runtime, so the cache cannot
 be passed in and has to live at module level. Every model a client names stays loaded: the server trusts its
 clients (langgraph dev has no authentication).
@@ -31,9 +35,12 @@ from hierplan.options import RunOptions
 if TYPE_CHECKING:  # the server resolves this annotation itself; hierplan does not need langgraph_sdk to import
     from langgraph_sdk.runtime import ServerRuntime
 
-__all__ = ["OptionError", "ServerGraph", "graph_for", "make_factory", "make_graph", "options_from"]
+__all__ = ["OptionError", "ServerGraph", "graph_for", "make_factory", "make_graph", "options_from",
+           "response_format_from"]
 
 DEFAULTS_ENV = "HIERPLAN_SERVER_DEFAULTS"
+RESPONSE_FORMAT_KEY = "response_format"
+"""The configurable (or context) key of a run's JSON Schema for its answer."""
 # LangGraph Server passes durability on every run, "async" when the client named none; hierplan's is "sync"
 # (graph.builder.DURABILITY), so a server killed mid-run loses no finished step.
 
@@ -72,8 +79,9 @@ def make_factory(load_model: ModelLoader) -> Callable[..., Any]:
         history or the graph's drawing gets the same graph without one (nodes only call their model when they
         run)."""
         run = runtime.execution_runtime
-        options = options_from(config, run.context if run is not None else None)
-        return graph_for(options, load_model if run is not None else None)
+        context = run.context if run is not None else None
+        options = options_from(config, context)
+        return graph_for(options, load_model if run is not None else None, response_format_from(config, context))
 
     return make_graph
 
@@ -88,16 +96,35 @@ def options_from(config: RunnableConfig | None, context: Mapping[str, Any] | Non
     return RunOptions.from_dict(given)
 
 
-def graph_for(options: RunOptions, load_model: ModelLoader | None) -> ServerGraph:
-    """The graph a run with these options runs: compiled once per model (loaded once per model options).
-    ``load_model=None``: a graph without a model, for access that runs no node."""
+def response_format_from(config: RunnableConfig | None, context: Mapping[str, Any] | None = None
+                         ) -> dict[str, Any] | None:
+    """The run's JSON Schema for its answer: ``response_format`` in its context, else its configurable; None when
+    neither gives one. One that is not a JSON Schema of an object is an OptionError (the client sees it)."""
+    from hierplan.schema import check_response_format
+
+    given = next((layer[RESPONSE_FORMAT_KEY] for layer in (context or {}, (config or {}).get("configurable") or {})
+                  if layer.get(RESPONSE_FORMAT_KEY) is not None), None)
+    if given is None:
+        return None
+    try:
+        return check_response_format(given)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(f"{RESPONSE_FORMAT_KEY}: {exc}") from None
+
+
+def graph_for(options: RunOptions, load_model: ModelLoader | None,
+              response_format: dict[str, Any] | None = None) -> ServerGraph:
+    """The graph a run with these options runs: compiled once per model (loaded once per model options) and
+    response_format. ``load_model=None``: a graph without a model, for access that runs no node."""
+    schema = json.dumps(response_format, sort_keys=True) if response_format is not None else None
     key = (load_model, tuple(sorted(options.load_options().items())) if load_model else (),
-           options.mcp if load_model else None)
+           options.mcp if load_model else None, schema)
     with _lock:  # one load at a time: two first runs must not load the same model twice
         compiled = _graphs.get(key)
         if compiled is None:
-            compiled = _graphs[key] = (_compile(_role_models(options, load_model), _tools(options)) if load_model
-                                       else _compile(None))
+            compiled = _graphs[key] = (
+                _compile(_role_models(options, load_model), _tools(options), response_format) if load_model
+                else _compile(None, response_format=response_format))
     return ServerGraph(**_attributes(compiled), run_options=options)
 
 
@@ -132,10 +159,12 @@ def _tools(options: RunOptions) -> list[Any]:
     return load_tools(options)
 
 
-def _compile(model: Mapping[str, BaseChatModel] | None, tools: list[Any] | None = None) -> CompiledStateGraph:
+def _compile(model: Mapping[str, BaseChatModel] | None, tools: list[Any] | None = None,
+             response_format: dict[str, Any] | None = None) -> CompiledStateGraph:
     from hierplan.graph.builder import build_graph
 
-    graph = build_graph(model, checkpointer=False, tools=tools or (), file_store=_file_store() if model else None)
+    graph = build_graph(model, checkpointer=False, tools=tools or (), file_store=_file_store() if model else None,
+                        response_format=response_format)
     # build_graph binds its defaults (durability, context) for in-process callers; the server takes the compiled
     # graph itself, and ServerGraph sets both per run.
     return graph.bound if isinstance(graph, RunnableBinding) else graph
