@@ -70,6 +70,7 @@ def write_tasks(out: Path = TASKS_DIR) -> dict[str, Path]:
 
 def run_program(model, task, seed: int, run_code) -> dict[str, Any]:
     """The model alone: one program, given the task and the table's preview, run once."""
+    from hierplan.config import CODE_MAX_NEW_TOKENS  # a Python step's budget
     from hierplan.eval.scoring import score_named
     from hierplan.nodes.python_step import run_with_outputs
     from hierplan.rules.text import strip_code_fences
@@ -82,7 +83,7 @@ def run_program(model, task, seed: int, run_code) -> dict[str, Any]:
     try:
         prompt = f"{task.question}\n\nThe file {file['name']} ({file['size']:,} bytes):\n{file['preview']}"
         text, record["generated_tokens"] = one_call(model, PROGRAM_SYSTEM.format(name=file["name"]), prompt,
-                                                       CODE_TOKENS, call_seed(seed, "program", task.index))
+                                                       CODE_MAX_NEW_TOKENS, call_seed(seed, "program", task.index))
         record["program"] = text
         attempt, _ = run_with_outputs(strip_code_fences(text), run_code, (),
                                       sandbox_data(task.files, process_store()))
@@ -159,11 +160,7 @@ def render(summary: dict[str, dict[str, Any]], records: list[dict[str, Any]], me
     return "\n".join(lines)
 
 
-CODE_TOKENS = 0  # set in main from hierplan.config (a Python step's budget)
-
-
 def main(argv: list[str] | None = None) -> int:
-    global CODE_TOKENS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("tasks")
@@ -189,13 +186,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from hierplan.config import CODE_MAX_NEW_TOKENS, SamplingConfig
+    from hierplan.config import SamplingConfig
     from hierplan.eval.tasks import load_tasks
     from hierplan.graph.builder import build_graph
     from hierplan.models import load_chat_model
     from hierplan.tools import run_python
 
-    CODE_TOKENS = CODE_MAX_NEW_TOKENS
     systems = tuple(x.strip() for x in args.systems.split(","))
     if set(systems) - set(SYSTEMS):
         p.error(f"--systems: choose from {','.join(SYSTEMS)}")

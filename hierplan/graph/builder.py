@@ -42,7 +42,7 @@ from hierplan.nodes.vote import after_vote, computed_step, data_question, vote
 from hierplan.options import RunOptions, run_options
 from hierplan.roles import node_models
 from hierplan.rules.kind import NUMERIC, WRITING
-from hierplan.rules.plan import planned_by_rule, whole_task_step
+from hierplan.rules.plan import planned_by_rule
 from hierplan.schema import check_response_format
 from hierplan.store.files import FileStore, process_store
 from hierplan.tools.registered import check_tools
@@ -96,7 +96,7 @@ def make_dispatch(registered: Collection[str] = ()):
             # the model wrote for them makes a deliverable with parts, which the aggregator writes up); it cannot
             # know what a tool returned
             checkable = (state["kind"] == NUMERIC and not used_tools and computed_step(state) is not None
-                         and (not state.get("files") or whole_task_step(state["kind"], state["plan"])))
+                         and (not state.get("files") or data_question(state)))
             return "checker" if checkable else "aggregator"
         if not options.parallel:
             ready = ready[:1]

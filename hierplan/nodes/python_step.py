@@ -281,6 +281,7 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
             data = sandbox_data(files, file_store)
         messages = step_messages(payload, files, examples)
         attempts: list[CodeAttempt] = []
+        columns: dict[str, list[str]] | None = None
         calls = []
         repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
         for attempt_no in range(options.max_repairs + 1):
@@ -299,8 +300,9 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
                  exit_reason=attempt.exit_reason)
             if attempt.ok:
                 break
-            hint = repair_hint(attempt.error or "", attempt.code,
-                               table_columns(files, file_store) if files else None)
+            if files and columns is None:
+                columns = table_columns(files, file_store)  # once a step, at its first failure
+            hint = repair_hint(attempt.error or "", attempt.code, columns)
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
         last = attempts[-1]

@@ -48,6 +48,11 @@ TOO_SHORT = ("it has only {n} words, which is not the {piece} the task asks for:
 _QUOTED_KINDS = ("repeat_request", "ends_with", "begins_with", "heading_text")
 
 
+def _asked(instructions: Iterable[dict[str, Any]]) -> list[str]:
+    """The phrases the task asks the answer to contain (its words by request, not copying)."""
+    return [i["text"] for i in instructions if i.get("kind") in _QUOTED_KINDS and i.get("text")]
+
+
 def _word_limit(instructions: Iterable[dict[str, Any]]) -> int | None:
     limits = [i["max"] for i in instructions if i.get("kind") == "words" and i.get("max") is not None]
     return min(limits) if limits else None
@@ -77,7 +82,7 @@ def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[di
     floor = KEEP_SHARE * min(kept_words, limit if limit is not None else kept_words)
     if new_words < floor:
         return f"the rewrite has {new_words} words where the kept answer had {kept_words}: it dropped the piece"
-    asked = [i["text"] for i in instructions if i.get("kind") in _QUOTED_KINDS and i.get("text")]
+    asked = _asked(instructions)
     if echo_share(rewrite, task, asked) > echo_share(kept, task, asked) + ECHO_MARGIN:
         return "the rewrite repeats the task's words instead of answering it"
     return None
@@ -96,7 +101,7 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     """Why ``answer`` is no answer to ``task`` at all (the task copied back, or a line where the task names a
     piece of writing), or None. Judged on every answer the loop may keep, the draft included."""
     instructions = list(instructions)
-    asked = [i["text"] for i in instructions if i.get("kind") in _QUOTED_KINDS and i.get("text")]
+    asked = _asked(instructions)
     if echo_share(answer, task, asked) > ECHO_LIMIT:
         return NOT_AN_ANSWER
     piece = PIECE_RE.search(task)
