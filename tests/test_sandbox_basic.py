@@ -77,6 +77,21 @@ def test_an_error_after_programs_before_keeps_the_codes_own_lines():
 
 @pytest.mark.skipif(not (probe().available["bwrap"] or probe().available["landlock"]),
                     reason="neither bwrap nor Landlock confines writes on this machine")
+def test_an_error_raised_inside_a_library_names_the_programs_line_it_failed_at():
+    # pandas' own frames fill a traceback's last lines: the program's line must still be in the error
+    res = run_python("import pandas as pd\ntable = pd.DataFrame({'a': [1, 2]})\ntotal = table['b'].sum()\n")
+    assert not res.ok and res.exit_reason == "error"
+    lines = res.error.splitlines()
+    assert lines[0] == '  File "<code>", line 3, in <module>' and lines[1].strip() == "total = table['b'].sum()"
+    assert lines[-1] == "KeyError: 'b'" and "pandas" in res.error
+
+
+def test_an_error_in_the_programs_own_line_is_its_last_lines_as_python_prints_them():
+    res = run_python("x = (1\n")
+    assert res.error.splitlines() == ['File "<code>", line 1', "    x = (1", "        ^",
+                                      "SyntaxError: '(' was never closed"]
+
+
 def test_programs_before_the_code_are_confined_like_it(tmp_path):
     """They run in the sandboxed child with every layer in force: a write to a host folder does not land
     (with the rlimits layer alone it does, so this fails if they ever ran outside the confinement)."""

@@ -24,6 +24,7 @@ MARKER = "hierplan-sandbox-setup-failed: "
 PR_SET_PDEATHSIG = 1
 SIGKILL = 9
 START = b"g"
+PROGRAM_FILENAME = "<code>"  # the user's program in tracebacks (runner.error_report looks for it)
 
 
 def _load(lib_dir, name):
@@ -118,7 +119,7 @@ def main():
         sys.stderr.write(MARKER + f"{type(exc).__name__}: {exc}\n")
         sys.stderr.flush()
         os._exit(SETUP_FAILED)
-    filename = "<code>"
+    filename = PROGRAM_FILENAME
     sys.path.extend(cfg["sys_path"])
     sys.argv[:] = [filename]
     sys.dont_write_bytecode = True

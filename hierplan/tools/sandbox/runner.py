@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from . import reaper
-from .launcher import START
+from .launcher import PROGRAM_FILENAME, START
 from .limits import SandboxLimits
 
 #: Environment of the child: nothing of the agent's own environment is passed on.
@@ -27,6 +27,8 @@ BASE_ENV = {
     "VECLIB_MAXIMUM_THREADS": "1",
     "MPLBACKEND": "Agg",
 }
+ERROR_TAIL_LINES = 4  # an error's last lines: the frame it failed in and the exception
+ERROR_CHARS = 1500
 DRAIN_S = 0.5  # after the main process ends, how long to wait for stragglers to close the pipes
 _MEMORY_LINE = re.compile(r"^[\w.]*MemoryError\b")
 
@@ -170,9 +172,26 @@ def execute(argv: list[str], *, env: dict[str, str], cwd: str, limits: SandboxLi
                time.monotonic() - start)
 
 
-def _tail(text: str, lines: int = 4, chars: int = 1500) -> str:
+def _tail(text: str, lines: int = ERROR_TAIL_LINES, chars: int = ERROR_CHARS) -> str:
     kept = [ln for ln in text.strip().splitlines() if ln.strip()][-lines:]
     return "\n".join(kept)[-chars:]
+
+
+_FRAME_RE = re.compile(r'^\s*File "(.*)", line \d+')
+_MARKS = set("^~ ")
+
+
+def error_report(stderr: str) -> str:
+    """A failed program's error: its last lines, led by the program's own line it failed at where the failure came
+    from inside a library (a pandas traceback's last lines are pandas' frames only, and whoever repairs the program
+    needs to know which of its lines to change; Python's ^~~ markers are left out there)."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip() and not set(ln.strip()) <= _MARKS]
+    own = [i for i, ln in enumerate(lines) if (m := _FRAME_RE.match(ln)) and m.group(1) == PROGRAM_FILENAME]
+    if not own or own[-1] >= len(lines) - ERROR_TAIL_LINES:
+        return _tail(stderr)
+    at = own[-1]
+    frame = lines[at:at + 2] if at + 1 < len(lines) and not _FRAME_RE.match(lines[at + 1]) else lines[at:at + 1]
+    return ("\n".join(frame + ["  ..."] + lines[-ERROR_TAIL_LINES:]))[-ERROR_CHARS:]
 
 
 def classify(raw: Raw, limits: SandboxLimits, *, signal_from_exit: bool) -> tuple[str, str | None, int]:
@@ -198,4 +217,4 @@ def classify(raw: Raw, limits: SandboxLimits, *, signal_from_exit: bool) -> tupl
         if rc in (-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGABRT) and "MemoryError" in stderr:
             return "memory", f"out of memory (limit {limits.memory_bytes} bytes)", rc
         return "killed", f"killed by {name}", rc
-    return "error", _tail(stderr) or f"exited with status {rc}", rc
+    return "error", error_report(stderr) or f"exited with status {rc}", rc
