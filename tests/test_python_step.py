@@ -217,6 +217,17 @@ def test_a_failed_program_on_the_users_table_is_told_the_real_paths_and_columns(
     assert repair_hint(wrong, "") == ""  # a run without files: nothing to name
 
 
+def test_a_program_that_reads_text_as_a_number_is_told_which_value_and_how_to_convert_it():
+    from hierplan.nodes.python_step import repair_hint
+
+    for error, value in (("ValueError: could not convert string to float: '1,234'", "'1,234'"),
+                         ("ValueError: invalid literal for int() with base 10: 'n/a'", "'n/a'"),
+                         ('ValueError: Unable to parse string "12%" at position 3', '"12%"')):
+        hint = repair_hint("Traceback (most recent call last):\n  ...\n" + error, "")
+        assert hint.startswith(f"A value is text, not a number ({value})") and "pd.to_numeric" in hint
+    assert repair_hint("ValueError: math domain error", "") == ""
+
+
 def test_the_columns_are_read_from_a_tables_first_line(tmp_path):
     from hierplan.nodes.python_step import table_columns
     from hierplan.store import open_file_store

@@ -68,9 +68,17 @@ def repair_hint(error: str, code: str, columns: Mapping[str, list[str]] | None =
         return _name_hint(missing.group(1), code) + "\n"
     if columns and (hint := _data_hint(error, columns)):
         return hint + "\n"
+    if text := _TEXT_NOT_NUMBER_RE.search(error):
+        return (f"A value is text, not a number ({next(g for g in text.groups() if g)}): convert the column with pd.to_numeric(column, "
+                "errors='coerce') (first removing characters such as ',' or '%' when the numbers carry them), or "
+                "leave text columns out of the computation.\n")
     return next((hint + "\n" for key, hint in _HINTS if key in error), "")
 
 
+# numpy/pandas: could not convert string to float: '1,2'; int(): invalid literal for int() with base 10: 'n/a';
+# pd.to_numeric: Unable to parse string "x" at position 3
+_TEXT_NOT_NUMBER_RE = re.compile(r"could not convert string to float: (.+)$|invalid literal for int\(\) with base "
+                                 r"\d+: (.+)$|Unable to parse string (\".*?\")", re.M)
 _NO_FILE_RE = re.compile(r"FileNotFoundError|No such file or directory")
 # pandas: KeyError: 'Fare ', "None of [Index(['fare'], dtype='object')] are in the [columns]", "['x'] not in index"
 _NO_COLUMN_RE = re.compile(r"KeyError: ['\"](?!None of )(.+?)['\"]\s*$|\[Index\(\[['\"](.+?)['\"]|\[['\"](.+?)['\"](?:, [^\]]*)?\] not in index",
