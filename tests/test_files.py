@@ -267,7 +267,7 @@ def test_a_python_step_reads_the_file_and_its_chart_and_table_are_kept(sales, tm
                                       "llm_step": ["The total is 60.", "Done."], "aggregator": ["The total is 60."]})
     store = LocalFileStore(str(tmp_path / "store"))
     graph = build_graph(model, constrain=False, file_store=store)  # the real sandbox
-    state = graph.invoke({"task": "Sum the amounts in sales.csv and draw a chart, in three steps",
+    state = graph.invoke({"task": "Write a short report on sales.csv: sum the amounts and draw a chart, in three steps",
                           "files": load_files([sales], store)},
                          {"configurable": {"thread_id": "f1"}})
     step = state["results"][0]
@@ -304,7 +304,7 @@ def test_cli_run_with_a_file_lists_artifacts_writes_them_out_and_keeps_them_acro
     db = str(tmp_path / "runs.sqlite")
     models[0].append({"planner": [plan_json(["python", "none", "none"])], "python_step": [PROGRAM],
                       "aggregator": [RuntimeError("the model went away")]})
-    code, _, err = cli("run", "Sum the amounts and draw a chart in two steps", "--file", sales, "--db", db,
+    code, _, err = cli("run", "Write a note on the summed amounts with a chart, in two steps", "--file", sales, "--db", db,
                        "--run-id", "a1")
     assert code == 1 and "hierplan resume a1" in err
     models[0].append({"aggregator": ["The total is 60; see out/chart.png."]})
@@ -337,20 +337,34 @@ def _write(path, data: bytes) -> str:
     return str(path)
 
 
-def test_a_question_about_a_file_is_numeric_and_its_reading_step_runs_python(sales):
-    # "What is the total ...?" holds no number: the file holds them (rules.kind); the model planned an LLM step
-    # that names the file, and the rule sends it to Python, which reads the real bytes in the sandbox
-    plan = json.dumps({"goal": "The total", "assumptions": [], "steps": [
-        {"id": 1, "title": "Read", "instruction": "Look up the amount column of sales.csv.", "tool": "llm",
-         "expected_output": "The figures"}]})
-    model = ScriptedChatModel(script={"planner": [plan], "python_step": [PROGRAM], "aggregator": ["The total is 60."]})
+def test_a_question_about_a_file_is_numeric_and_one_program_reads_it_whatever_steps_the_task_lists(sales):
+    # "What is the total ...?" holds no number: the file holds them (rules.kind); the steps the task lists are the
+    # one program's (rules.plan rule 1c), which reads the real bytes in the sandbox, checked by a second program
+    model = ScriptedChatModel(script={"python_step": [PROGRAM], "python_check": [PROGRAM]})
     state = build_graph(model, constrain=False).invoke(
         {"task": "What is the total amount in sales.csv? Show the steps.", "files": load_files([sales])},
         {"configurable": {"thread_id": "f-kind"}})
-    assert state["kind"] == "numeric"
-    assert state["plan"]["steps"][0]["tool"] == "python" and "sales.csv" in state["plan"]["steps"][0]["tool_reason"]
-    assert state["results"][0]["output"] == "60" and model.count("llm_step") == 0
-    without = build_graph(ScriptedChatModel(script={"planner": [plan]}, default={"llm_step": "x", "aggregator": "y"}),
+    assert state["kind"] == "numeric" and model.count("planner") == 0
+    assert [s["tool"] for s in state["plan"]["steps"]] == ["python"]
+    assert "a question about the user's files" in state["plan"]["steps"][0]["tool_reason"]
+    assert state["results"][0]["output"] == "60" and state["final"] == "60"
+    without = build_graph(ScriptedChatModel(script={"planner": [plan_json(["llm"])]},
+                                            default={"llm_step": "x", "aggregator": "y"}),
                           constrain=False).invoke({"task": "What is the total amount in sales.csv? Show the steps."},
                                                   {"configurable": {"thread_id": "f-kind-2"}})
     assert without["kind"] == "writing"
+
+
+def test_a_piece_of_writing_about_a_file_is_planned_and_a_step_that_reads_the_file_runs_python(sales):
+    # the model planned an LLM step that names the file; the tool rule sends it to Python
+    plan = json.dumps({"goal": "A note", "assumptions": [], "steps": [
+        {"id": 1, "title": "Read", "instruction": "Look up the amount column of sales.csv.", "tool": "llm",
+         "expected_output": "The figures"}]})
+    model = ScriptedChatModel(script={"planner": [plan], "python_step": [PROGRAM]},
+                              default={"aggregator": "The total is 60.", "llm_step": "x"})
+    state = build_graph(model, constrain=False).invoke(
+        {"task": "Write a note for my manager on the total amount in sales.csv.", "files": load_files([sales])},
+        {"configurable": {"thread_id": "f-write"}})
+    assert state["kind"] == "writing"
+    assert state["plan"]["steps"][0]["tool"] == "python" and "sales.csv" in state["plan"]["steps"][0]["tool_reason"]
+    assert state["results"][0]["output"] == "60" and model.count("llm_step") == 0

@@ -116,8 +116,10 @@ def test_a_long_question_is_cut_to_the_goal_limit_at_a_word():
     ("numeric", TASK, (), (), True),
     ("numeric", "A pen costs $3. How much do 2 cost? How much do 7 cost?", (), (), False),  # two questions
     ("numeric", TASK, ("chores.csv",), (), True),   # a question about the user's file: one program reads it
-    ("numeric", "From sales.csv, write a plan with steps to grow sales and chart the totals.", ("sales.csv",), (),
-     False),                                        # a deliverable with parts: the planner decides them
+    ("numeric", "From sales.csv, compute the totals in three steps: clean, group, chart.", ("sales.csv",), (),
+     True),                                         # steps of the one program that reads the file
+    ("writing", "From sales.csv, write a plan with steps to grow sales and chart the totals.", ("sales.csv",), (),
+     False),                                        # a piece of writing about the file: the planner decides
     ("numeric", TASK, (), ("clock",), False),       # a tool may hold the answer: the planner is shown the tools
     ("writing", "Write a short story about a lighthouse keeper, in under 200 words.", (), (), True),  # one piece
     ("writing", "Write a checklist for opening a small cafe.", (), (), False),  # a deliverable with parts
@@ -252,9 +254,10 @@ def test_a_task_one_step_does_gets_a_one_step_plan(kind, task, bound):
     assert step_bound(kind, task) == bound
 
 
-def test_tools_or_a_deliverable_with_parts_leave_the_planner_free():
+def test_tools_a_deliverable_with_parts_or_writing_about_files_leave_the_planner_free():
     assert step_bound("numeric", TASK, files=["chores.csv"]) == 1
-    assert step_bound("numeric", "Make a plan from chores.csv and chart it.", files=["chores.csv"]) == MAX_STEPS
+    assert step_bound("numeric", "Clean chores.csv in steps and chart it.", files=["chores.csv"]) == 1
+    assert step_bound("writing", "Make a plan from chores.csv and chart it.", files=["chores.csv"]) == MAX_STEPS
     assert step_bound("writing", "Write a poem about rain.", tools=["weather"]) == MAX_STEPS
     assert step_bound("writing", "Summarise notes.txt in a paragraph.", files=["notes.txt"]) == MAX_STEPS
 

@@ -11,15 +11,19 @@ programs, the last program often prints a part of the answer instead of the answ
 model call (docs/eval.md: "Plans sized to the task"). So:
 
 1. ``plan_size``, before planning: a task one step does gets a plan of exactly one step, written by rule
-   (``whole_task_plan``), without a model call. That is a task, with none of the user's files and no registered
-   tools, that
+   (``whole_task_plan``), without a model call. That is a task with no registered tools that, with none of the
+   user's files,
    a. asks for a quantity (rules.kind: numeric) and asks one thing (``asks``: one question or one request
       sentence, none joined by "and how ..."): one Python step for the whole task. Asked of the model, that
       plan's goal and outline cost about one program's time, and the outline made the step's program worse: it
       named a part of the way, and the program printed that part (docs/eval.md); or
    b. asks for no quantity (rules.kind: writing) and names no deliverable with parts (a plan, a checklist, a
       proposal, an itinerary, a guide, steps ...: PARTS_RE): its reply is one piece of writing, which the final
-      answer writes; the plan's assumptions carry the requirements read from the task (nodes.read_requirements).
+      answer writes; the plan's assumptions carry the requirements read from the task (nodes.read_requirements);
+   or, with the user's files,
+   c. asks for a quantity (rules.kind: a question about the files is numeric unless it asks for a piece of
+      writing): one program that reads the files answers it, whatever steps the task lists (they are that
+      program's steps: planned as steps, the last ones wrote the answer without the format the task asked for).
    Anything else is planned by the model, with up to MAX_STEPS steps. The reason for the size is recorded in the
    step's tool_reason (a rule plan) or the run's plan_reason.
 2. ``one_program``, after the tools are chosen (in a graph with registered tools, where the planner plans a
@@ -111,10 +115,9 @@ def plan_size(kind: TaskKind, task: str, files: Collection[str] = (), tools: Col
     if tools:
         return MAX_STEPS, "the run has registered tools: the planner decides which steps use them"
     if files:
-        if kind == NUMERIC and one_reply(task):
+        if kind == NUMERIC:  # steps the task lists are one program's steps: a plan's later steps lost its format
             return 1, "a question about the user's files: one program answers it from them, and another checks it"
-        return MAX_STEPS, "the run has the user's files and the task names a deliverable with parts: the planner " \
-                          "decides the steps"
+        return MAX_STEPS, "the run has the user's files and asks for a piece of writing: the planner decides the steps"
     if kind == NUMERIC:
         if asks_once(task):
             return 1, "the task asks one thing: one program computes it"
