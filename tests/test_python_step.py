@@ -85,6 +85,8 @@ def test_a_program_that_prints_nothing_is_not_a_success():
     ("def f(x):\n    return x", "def f(x):\n    return x"),                  # needs an argument
     ("def f():\n    return 1\ny = f", "def f():\n    return 1\ny = f\nprint(y)"),  # not defined last
     ("def f():\n    return f", "def f():\n    return f"),                    # named inside: leave it
+    ("x = 5\nprint", "x = 5\nprint"),           # print left uncalled: nothing shown, so the repair is asked
+    ("print(1)\nprint", "print(1)\nprint"),
 ])
 def test_a_program_that_never_prints_shows_its_last_value(code, shown):
     assert show_last_value(code) == shown

@@ -156,7 +156,7 @@ def show_last_value(code: str) -> str:
     last = tree.body[-1]
     lines = code.splitlines()
     if (isinstance(last, ast.Expr) and last.col_offset == 0 and last.lineno == last.end_lineno == len(lines)
-            and not _is_print(last.value)):
+            and not _is_print(last.value) and not _is_print_name(last.value)):
         value = ast.get_source_segment(code, last.value)
         if calls_print:
             return "\n".join(lines[:-1] + [f"_value = {value}", "if _value is not None:", "    print(_value)"])
@@ -175,6 +175,11 @@ def show_last_value(code: str) -> str:
 
 def _is_print(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+
+
+def _is_print_name(node: ast.AST) -> bool:
+    """``print`` left uncalled: meant as a print, it shows "<built-in function print>" as the answer."""
+    return isinstance(node, ast.Name) and node.id == "print"
 
 
 def _callable_without_arguments(func: ast.FunctionDef) -> bool:
