@@ -12,8 +12,8 @@ attached as ``hierplan run --file`` attaches it). The order of the systems alter
 The task a system sees is the question, its constraints and its answer format, as the data set's README says.
 Scored as the benchmark's own closed-form scorer does (hierplan.eval.scoring.score_named): every ``@name[value]``
 of the answer; a question is right (ABQ) when all its named answers are. The parts are drawn once, before any
-tuning (seed 40 over the dev ids): ``tune`` the first 25, ``validate`` the next 80; a part is never tuned on
-after it has been looked at. The baseline prompt below is a baseline, not product.
+tuning (seed 40 over the dev ids): ``tune`` the first 25, ``validate`` the next 80, ``fresh`` the other 110 (kept
+for a second validation once validate had been looked at); a part is never tuned on after it has been looked at. The baseline prompt below is a baseline, not product.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DABENCH = ROOT.parent / "shared" / "eval" / "dabench"
 TASKS_DIR = ROOT / "bench-out" / "dabench"
 PART_SEED = 40
-PARTS = {"tune": slice(0, 25), "validate": slice(25, 105)}
+# fresh: the rest, drawn with the others but first run only after validate had been looked at (a second validation)
+PARTS = {"tune": slice(0, 25), "validate": slice(25, 105), "fresh": slice(105, None)}
 SYSTEMS = ("program", "hierplan")
 
 PROGRAM_SYSTEM = ("You answer questions about the user's data file by writing one Python program. The file is at "
