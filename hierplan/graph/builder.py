@@ -225,7 +225,8 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
 def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
                 run_code: CodeRunner | None = None, tools: Sequence[BaseTool] = (), file_store: FileStore | None = None,
-                tracing: Any = None, response_format: Any = None, **overrides: Any) -> Any:
+                tracing: Any = None, response_format: Any = None, mcp_servers: Mapping[str, Any] | None = None,
+                **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
     ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state), or
@@ -240,8 +241,14 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     ``tools``: LangChain tools (any BaseTool, a function decorated with ``@tool``, MCP tools from
     ``hierplan.tools.mcp.load_tools``) a plan step may name as its tool: the planner is shown each one's name
     and description, and the tool_step node fills a named tool's arguments and calls it (docs/usage.md).
+    ``mcp_servers``: MCP servers whose tools are added to ``tools``, as the servers file holds them
+    (``{"mcpServers": {"NAME": {"command": ..., "args": [...]} | {"url": ...}}}``), loaded through
+    hierplan.tools.mcp (one session per server, open for the rest of the process; ``load_tools(path)`` as a
+    context manager ends them sooner); a bad configuration or a server that does not answer is a UsageError.
     ``approve=True`` stops after planning until ``graph.invoke(Command(resume={"action": "approve" | "edit" |
-    "reject", ...}), config)``.
+    "reject", ...}), config)``; ``approve_tools=True`` stops before each registered tool's call (its step, tool
+    and arguments) until ``Command(resume={"action": "approve" | "reject"})`` or ``{"action": "edit",
+    "arguments": {...}}``.
     ``file_store``: where the run's files (``load_files(paths, file_store)``) and what its Python steps save are
     kept by sha256 (``hierplan.store.open_file_store(db)``: beside a SQLite file, in a Postgres database); default
     a temporary folder of this process, which a resume in another process does not find.
@@ -257,6 +264,15 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     ``final``). A schema that is not one is a ValueError here (hierplan.schema.check_response_format).
     """
     options = replace(options or RunOptions(), **overrides)
+    if mcp_servers is not None:
+        from hierplan.tools.mcp import load_servers
+
+        served = load_servers(dict(mcp_servers))
+        try:
+            tools = check_tools([*tools, *served])
+        except BaseException:
+            served.close()
+            raise
     graph = wire(model, sampling=sampling, run_code=run_code, tools=tools, file_store=file_store,
                  response_format=None if response_format is None else check_response_format(response_format))
     if checkpointer is False:
