@@ -445,3 +445,42 @@ def test_a_client_chooses_servers_of_the_hosts_file_by_name_never_a_program(tmp_
     finally:  # a server keeps its graphs' tools until it exits; this test's go now
         for tools in loaded:
             tools.close()
+
+
+@pytest.mark.slow
+def test_a_langgraph_server_client_names_the_hosts_servers_and_approves_the_call(tmp_path):
+    """A real `hierplan serve --mcp FILE` (LangGraph Server): a client's configurable names one of the file's
+    servers and asks for approve_tools; the run waits at the call with its arguments, and the client's
+    Command(resume=...) approves it; the real stdio server answers."""
+    from needs import unavailable
+    from server_fixtures import missing, start_server
+
+    if reason := missing():
+        unavailable(reason)
+    path = servers_file(tmp_path, facts=stdio(tmp_path), elsewhere={"url": "http://127.0.0.1:9/mcp"})
+    server = start_server(tmp_path / "server", args=("--mcp", str(path)))
+
+    async def go():
+        from langgraph_sdk import get_client
+
+        c = get_client(url=server.url)
+        config = {"configurable": {"model": "scripted-lookup", "mcp_servers": ["facts"], "approve_tools": True}}
+        thread = (await c.threads.create())["thread_id"]
+        await c.runs.wait(thread, "hierplan", input={"task": "What is the capital of Atlantis? In steps."},
+                          config=config)
+        waiting = await c.threads.get_state(thread)
+        await c.runs.wait(thread, "hierplan", command={"resume": {"action": "approve"}}, config=config)
+        return waiting, await c.threads.get_state(thread)
+
+    try:
+        waiting, done = asyncio.run(go())
+    except Exception:
+        print(server.log_tail())
+        raise
+    finally:
+        server.stop()
+    assert waiting["next"] == ["approve_tool"]
+    request = waiting["tasks"][0]["interrupts"][0]["value"]
+    assert (request["tool"], request["arguments"]) == ("lookup", {"topic": "atlantis"})
+    first = done["values"]["results"][0]
+    assert first["ok"] and first["output"] == ATLANTIS and done["values"]["final"]
