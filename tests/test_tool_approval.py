@@ -219,3 +219,12 @@ def test_kill_9_while_the_terminal_asks_then_resume_approves_the_same_call(tmp_p
     [step] = [e for e in events(out) if e["event"] == "step_finished" and e["step_id"] == 1]
     assert step["ok"] and step["output"] == ATLANTIS
     assert made[0].count("tool_step") == 0 and statuses(db) == {"k9": "done"}
+
+
+def test_the_run_picture_shows_the_step_whose_call_waits_and_no_plan_approval():
+    from hierplan.render.run_picture import run_picture
+
+    _, graph, _, _ = waiting()
+    picture = run_picture(graph.get_state(CONFIG))
+    statuses = {n.id: n.status for n in picture.nodes}
+    assert statuses["s1"] == "waiting" and "approval" not in statuses and statuses["s2"] == "pending"
