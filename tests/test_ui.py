@@ -293,16 +293,16 @@ def test_the_form_chooses_among_the_hosts_mcp_servers_by_name(tmp_path, monkeypa
     fakes = fake_models(monkeypatch, script={"planner": [plan_json(["lookup", "llm", "llm"])],
                                              "tool_step": ['{"topic": "atlantis"}']})
     db = str(tmp_path / "ui.sqlite")
-    page = Page(db, Runner(db, {"mcp": str(servers)}))
-    html = page.client.get("/").text
+    ui = Page(db, Runner(db, {"mcp": str(servers)}))
+    html = ui.client.get("/").text
     assert 'id="mcp_servers"' in html and 'placeholder="all: facts, elsewhere"' in html
-    r = page.post("/runs", {"task": "Capital of Atlantis?", "mcp_servers": "nope"})
+    r = ui.post("/runs", {"task": "Capital of Atlantis?", "mcp_servers": "nope"})
     import html as html_text
 
     shown = html_text.unescape(r.text)
     assert r.status_code == 400 and "mcp_servers names 'nope'" in shown and "(it has facts, elsewhere)" in shown
-    run_id = page.start("What is the capital of Atlantis? Show the steps.", mcp_servers="facts")
-    assert page.wait(run_id, "done", "failed") == "done"
+    run_id = ui.start("What is the capital of Atlantis? Show the steps.", mcp_servers="facts")
+    assert ui.wait(run_id, "done", "failed") == "done"
     first = saved_values(db, run_id)["results"][0]
     assert first["ok"] and first["output"].startswith("The capital of Atlantis is Poseidonia")
     assert fakes.model.count("tool_step") == 1

@@ -85,8 +85,8 @@ class Events:
         from hierplan.nodes.tool_approval import is_tool_request
 
         if is_tool_request(request):  # a tool call waits (approve_tools): its step, tool and arguments
-            self.emit("approval_needed", run_id=run_id, **{k: v for k, v in request.items() if k not in ("schema", "error")},
-                      error=request.get("error"))
+            shown = {k: v for k, v in request.items() if k not in ("schema", "error")}
+            self.emit("approval_needed", run_id=run_id, **shown, error=request.get("error"))
             return
         self.emit("approval_needed", run_id=run_id, plan=request["plan"], error=request.get("error"),
                   **({"tools": request["tools"]} if request.get("tools") else {}))

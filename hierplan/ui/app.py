@@ -4,8 +4,8 @@ events, and the actions.
 Every action is the run service's, as the CLI's are: start = `hierplan run --json` (its uploads as `--file`),
 approve/reject/edit = `hierplan resume --approve | --reject | --edit` of the plan or of a tool call (approve_tools;
 the edited plan validated first, nothing saved until it is valid; edited arguments must be a JSON object, and the
-approve_tool node asks again, with the reason, when they do not fit the tool), resume = `hierplan resume`, fork = `hierplan fork --at`. Reads and writes of the
-database run in the thread pool, never on the loop.
+approve_tool node asks again, with the reason, when they do not fit the tool), resume = `hierplan resume`, fork =
+`hierplan fork --at`. Reads and writes of the database run in the thread pool, never on the loop.
 """
 
 from __future__ import annotations
