@@ -94,10 +94,19 @@ class RunOptions:
     the stated_answer node states the voted number (no model call)."""
     approve: bool = field(default=False, metadata=_opt("stop after planning until the plan is approved"))
     """Stop after planning until a person approves, edits or rejects the plan."""
+    approve_tools: bool = field(default=False, metadata=_opt(
+        "stop before each registered tool's call until its arguments are approved, edited or rejected"))
+    """Stop before each call of a registered tool (an MCP server's, build_graph's ``tools``) until a person
+    approves it, edits its arguments or rejects it (the step then fails: "rejected by the user")."""
     mcp: str | None = field(default=None, metadata=_opt(
         'a JSON file of MCP servers ({"mcpServers": {"NAME": {"command": ..., "args": [...]}}}) whose tools plan '
         "steps may call (needs hierplan[mcp])", host=True, metavar="FILE"))
     """The MCP servers' configuration file (its absolute path, as the run service records it)."""
+    mcp_servers: str | None = field(default=None, metadata=_opt(
+        "only these servers of the --mcp file, by name, comma-separated (default: all of them)",
+        metavar="NAMES"))
+    """Which of ``mcp``'s servers a run uses, by name (comma-separated); None: all. The web page's form and a
+    server's client may set it: they choose among the servers the host configured, never name a program."""
     max_file_mb: int | None = field(default=None, metadata=_opt(
         f"the largest file --file (or the web page) may attach, in MiB (default ${MAX_FILE_ENV}, else "
         f"{FILE_MAX_BYTES // MiB})", host=True, metavar="MIB", min=1))

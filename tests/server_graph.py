@@ -7,6 +7,8 @@ The run option ``model`` picks the script:
   "scripted-slow"    the same, each llm call sleeping SLOW_SECONDS (to catch a run mid-way)
   "scripted-llm"     three llm steps, no sandbox: the fastest, for load benchmarks
   "scripted-broken"  fails to load (RuntimeError)
+  "scripted-lookup"  a plan whose first step calls the MCP test server's ``lookup`` (tests/servers/mcp_tools.py)
+                     with {"topic": "atlantis"}, then two llm steps
 
 With $HIERPLAN_TEST_CALLS set, every model call appends one JSON line there: the server's pid, the node, the
 step (llm steps), "start" or "end", and the durability the graph runs with (LangGraph keeps it in the config).
@@ -89,10 +91,11 @@ def scripted_model(options) -> ScriptedChatModel:
     if name == "scripted-broken":
         raise RuntimeError("scripted-broken cannot be loaded")
     LOADS.append(name)
-    tools = ["llm", "llm", "llm"] if name == "scripted-llm" else ["python", "llm", "llm"]
+    tools = {"scripted-llm": ["llm", "llm", "llm"], "scripted-lookup": ["lookup", "llm", "llm"]}.get(
+        name, ["python", "llm", "llm"])
     step_reply = _slow("step result") if name == "scripted-slow" else "step result"
     replies = {"planner": plan_json(tools, goal="Answer the task"), "python_step": "```python\nprint(6 * 7)\n```",
-               "llm_step": step_reply, "aggregator": final_for(name)}
+               "llm_step": step_reply, "tool_step": '{"topic": "atlantis"}', "aggregator": final_for(name)}
     return ScriptedChatModel(default={node: logged(node, reply) for node, reply in replies.items()})
 
 

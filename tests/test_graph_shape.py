@@ -26,8 +26,8 @@ def test_graph_matches_the_mermaid_snapshot():
 def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
     graph = drawn()
     assert set(graph.nodes) == {"__start__", "classify", "read_requirements", "planner", "whole_task_plan", "tool_choice", "approval", "scheduler",
-                                "python_step", "llm_step", "tool_step", "replanner", "checker", "vote", "stated_answer",
-                                "aggregator", "answer_check", "check_instructions", "reviser", "__end__"}
+                                "python_step", "llm_step", "tool_step", "approve_tool", "replanner", "checker", "vote",
+                                "stated_answer", "aggregator", "answer_check", "check_instructions", "reviser", "__end__"}
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
     # The kind is decided first; a writing task's requirements are read next; a task one step does is planned
     # by rule, anything else by the model; tool choice follows either plan and the replanner.
@@ -39,8 +39,10 @@ def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
     assert {("tool_choice", "approval", True), ("tool_choice", "scheduler", True)} <= edges
     # The scheduler loop, and where it ends: the checker's programs join the vote; the vote loops for tie-breaks.
     assert {("scheduler", t, True)
-            for t in ("python_step", "llm_step", "tool_step", "replanner", "checker", "aggregator")} <= edges
+            for t in ("python_step", "llm_step", "tool_step", "approve_tool", "replanner", "checker", "aggregator")
+            } <= edges
     assert {("python_step", "scheduler", False), ("llm_step", "scheduler", False), ("tool_step", "scheduler", False),
+            ("approve_tool", "scheduler", False),  # a tool call waits for a person between writing and calling it
             ("checker", "vote", False),
             ("vote", "checker", True), ("vote", "aggregator", True), ("vote", "stated_answer", True),
             ("stated_answer", "answer_check", False)} <= edges

@@ -389,3 +389,98 @@ def test_a_server_killed_in_a_call_fails_that_call_at_once_and_the_next_starts_i
         again = call_tool(_named(tools, "add"), {"a": 2, "b": 2}, 30)
         assert again.ok and again.text == "4.0"
         assert _server_pid(tools, tmp_path) != first
+
+
+# --- MCP everywhere: build_graph's mcp_servers, and servers chosen by name (the page's form, a server's client) ---
+
+def test_build_graph_takes_the_servers_configuration_itself(tmp_path, monkeypatch):
+    from hierplan.tools import mcp
+
+    real, loaded = mcp.load_servers, []  # kept to end its server here: a graph keeps it for the process
+    monkeypatch.setattr(mcp, "load_servers", lambda servers: loaded.append(real(servers)) or loaded[-1])
+    config = {"mcpServers": {"facts": stdio(tmp_path)}}
+    model = ScriptedChatModel(script={"planner": [plan_json(["lookup", "llm", "llm"])],
+                                      "tool_step": ['{"topic": "atlantis"}']})
+    try:
+        graph = build_graph(model, constrain=False, mcp_servers=config)
+        out = graph.invoke({"task": "What is the capital of Atlantis?"}, CONFIG)
+        assert out["results"][0]["ok"] and out["results"][0]["output"] == ATLANTIS
+        assert len(_servers_left()) == 1
+    finally:
+        for tools in loaded:
+            tools.close()
+    assert _servers_left() == []
+    with pytest.raises(UsageError, match="mcp_servers: server 'x' has no"):
+        build_graph(model, mcp_servers={"mcpServers": {"x": {"args": []}}})
+
+
+def test_a_client_chooses_servers_of_the_hosts_file_by_name_never_a_program(tmp_path, monkeypatch):
+    """A server's client (and the page's form) names servers of `hierplan serve --mcp FILE`: its graph has
+    only their tools; a name the file lacks, or names without a file, are one line the client sees."""
+    from hierplan.app.fields import from_form
+    from hierplan.server import factory
+
+    calc = tmp_path / "calc"
+    calc.mkdir()
+    path = servers_file(tmp_path, facts=stdio(tmp_path), calc=stdio(calc))
+    monkeypatch.setattr(factory, "_models", {})
+    monkeypatch.setattr(factory, "_graphs", {})
+    real_tools, loaded = factory._tools, []
+    monkeypatch.setattr(factory, "_tools", lambda options: loaded.append(real_tools(options)) or loaded[-1])
+    assert from_form({"mcp_servers": "calc"})["mcp_servers"] == "calc"  # the page's form may set it
+    with pytest.raises(factory.OptionError, match="none is configured"):
+        factory.graph_for(factory.options_from({"configurable": {"mcp_servers": ["facts"]}}), lambda o: None)
+    monkeypatch.setenv(factory.DEFAULTS_ENV, json.dumps({"mcp": str(path)}))
+    with pytest.raises(factory.OptionError, match=r"names 'nope', which --mcp .* does not have \(it has facts, calc\)"):
+        factory.graph_for(factory.options_from({"configurable": {"mcp_servers": "nope"}}), lambda o: None)
+    model = ScriptedChatModel(script={"planner": [plan_json(["lookup", "llm", "llm"])],
+                                      "tool_step": ['{"topic": "atlantis"}']})
+    options = factory.options_from({"configurable": {"constrain": False, "mcp_servers": ["calc"]}})
+    assert options.mcp == str(path) and options.mcp_servers == "calc"
+    try:
+        out = factory.graph_for(options, lambda o: model).invoke({"task": "Capital of Atlantis?"}, context=options)
+        assert out["results"][0]["output"] == ATLANTIS
+        # one server's tools: the file's two servers together would name each tool twice (refused)
+        assert [sorted(t.name for t in tools) for tools in loaded] == [["add", "fail", "lookup", "slow"]]
+    finally:  # a server keeps its graphs' tools until it exits; this test's go now
+        for tools in loaded:
+            tools.close()
+
+
+@pytest.mark.slow
+def test_a_langgraph_server_client_names_the_hosts_servers_and_approves_the_call(tmp_path):
+    """A real `hierplan serve --mcp FILE` (LangGraph Server): a client's configurable names one of the file's
+    servers and asks for approve_tools; the run waits at the call with its arguments, and the client's
+    Command(resume=...) approves it; the real stdio server answers."""
+    from needs import unavailable
+    from server_fixtures import missing, start_server
+
+    if reason := missing():
+        unavailable(reason)
+    path = servers_file(tmp_path, facts=stdio(tmp_path), elsewhere={"url": "http://127.0.0.1:9/mcp"})
+    server = start_server(tmp_path / "server", args=("--mcp", str(path)))
+
+    async def go():
+        from langgraph_sdk import get_client
+
+        c = get_client(url=server.url)
+        config = {"configurable": {"model": "scripted-lookup", "mcp_servers": ["facts"], "approve_tools": True}}
+        thread = (await c.threads.create())["thread_id"]
+        await c.runs.wait(thread, "hierplan", input={"task": "What is the capital of Atlantis? In steps."},
+                          config=config)
+        waiting = await c.threads.get_state(thread)
+        await c.runs.wait(thread, "hierplan", command={"resume": {"action": "approve"}}, config=config)
+        return waiting, await c.threads.get_state(thread)
+
+    try:
+        waiting, done = asyncio.run(go())
+    except Exception:
+        print(server.log_tail())
+        raise
+    finally:
+        server.stop()
+    assert waiting["next"] == ["approve_tool"]
+    request = waiting["tasks"][0]["interrupts"][0]["value"]
+    assert (request["tool"], request["arguments"]) == ("lookup", {"topic": "atlantis"})
+    first = done["values"]["results"][0]
+    assert first["ok"] and first["output"] == ATLANTIS and done["values"]["final"]

@@ -218,3 +218,91 @@ def test_a_stopping_server_leaves_its_runs_interrupted_and_resumable(page):
     wait_status(page.db, run_id, "interrupted", "done", runner=server.runner)
     code, out, err = cli("resume", run_id, "--db", page.db)  # the CLI continues it
     assert code == 0 and status_of(page.db, run_id) == "done", err
+
+
+# --- tool approval (approve_tools) and MCP servers chosen on the form ----------------------------------------
+
+def _stock_tool(page, calls: list):
+    from langchain_core.tools import tool
+
+    @tool
+    def stock(sku: str, warehouse: int = 1) -> str:
+        """Units in stock of a product."""
+        calls.append({"sku": sku, "warehouse": warehouse})
+        return f"{sku}: 12 units in warehouse {warehouse}"
+
+    page.runner.service.load_tools = lambda options: [stock]
+    page.fakes.model.script["planner"] = [plan_json(["stock", "llm", "llm"], goal="Units of A-1")]
+    page.fakes.model.script["tool_step"] = ['{"sku": "A-1"}']
+
+
+def test_a_tool_call_waits_on_the_page_with_its_arguments_and_an_edit_is_checked(page):
+    calls: list = []
+    _stock_tool(page, calls)
+    run_id = page.start("How many units of A-1 do we have?", approve_tools="on")
+    assert page.wait(run_id, "waiting") == "waiting"
+    html = page.client.get(f"/runs/{run_id}").text
+    assert 'id="tool-approval"' in html and 'id="approve-call"' in html and 'id="arguments-json"' in html
+    assert "&#34;sku&#34;: &#34;A-1&#34;" in html and 'id="approve-plan"' not in html and calls == []
+    r = page.post(f"/runs/{run_id}/edit", {"arguments": "{not json"})  # refused here, kept as typed
+    assert r.status_code == 400 and "the edited arguments are not JSON" in r.text and "{not json" in r.text
+    assert status_of(page.db, run_id) == "waiting"
+    page.post(f"/runs/{run_id}/edit", {"arguments": '{"sku": "A-1", "warehouse": "north"}'})  # does not fit
+    page.wait(run_id, "waiting")
+    html = page.client.get(f"/runs/{run_id}").text
+    assert 'id="tool-error"' in html and "the edited arguments do not fit stock: warehouse" in html
+    assert calls == []
+    page.post(f"/runs/{run_id}/edit", {"arguments": '{"sku": "A-1", "warehouse": 3}'})
+    assert page.wait(run_id, "done") == "done"
+    assert calls == [{"sku": "A-1", "warehouse": 3}]
+    values = saved_values(page.db, run_id)
+    assert values["results"][0]["output"] == "A-1: 12 units in warehouse 3"
+    assert values["tool_calls"]["1"]["decision"] == "edited" and page.fakes.model.count("tool_step") == 1
+
+
+def test_a_tool_call_is_approved_or_rejected_from_the_page(page):
+    calls: list = []
+    _stock_tool(page, calls)
+    run_id = page.start("How many units of A-1 do we have?", approve_tools="on")
+    page.wait(run_id, "waiting")
+    page.post(f"/runs/{run_id}/approve")
+    page.wait(run_id, "done")
+    assert calls == [{"sku": "A-1", "warehouse": 1}]
+    _stock_tool(page, calls)
+    run_id = page.start("How many units of A-1 do we have?", approve_tools="on", max_replans="0")
+    page.wait(run_id, "waiting")
+    page.post(f"/runs/{run_id}/reject")
+    page.wait(run_id, "done")
+    first = saved_values(page.db, run_id)["results"][0]
+    assert not first["ok"] and first["error"] == "rejected by the user" and len(calls) == 1
+
+
+def test_the_form_chooses_among_the_hosts_mcp_servers_by_name(tmp_path, monkeypatch):
+    pytest.importorskip("langchain_mcp_adapters")
+    import sys
+    from pathlib import Path
+
+    from hierplan.ui.runner import Runner
+    from ui_support import Page, fake_models
+
+    server = Path(__file__).parent / "servers" / "mcp_tools.py"
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {
+        "facts": {"command": sys.executable, "args": [str(server)], "cwd": str(tmp_path)},
+        "elsewhere": {"url": "http://127.0.0.1:9/mcp"}}}))  # never reached: not chosen
+    fakes = fake_models(monkeypatch, script={"planner": [plan_json(["lookup", "llm", "llm"])],
+                                             "tool_step": ['{"topic": "atlantis"}']})
+    db = str(tmp_path / "ui.sqlite")
+    ui = Page(db, Runner(db, {"mcp": str(servers)}))
+    html = ui.client.get("/").text
+    assert 'id="mcp_servers"' in html and 'placeholder="all: facts, elsewhere"' in html
+    r = ui.post("/runs", {"task": "Capital of Atlantis?", "mcp_servers": "nope"})
+    import html as html_text
+
+    shown = html_text.unescape(r.text)
+    assert r.status_code == 400 and "mcp_servers names 'nope'" in shown and "(it has facts, elsewhere)" in shown
+    run_id = ui.start("What is the capital of Atlantis? Show the steps.", mcp_servers="facts")
+    assert ui.wait(run_id, "done", "failed") == "done"
+    first = saved_values(db, run_id)["results"][0]
+    assert first["ok"] and first["output"].startswith("The capital of Atlantis is Poseidonia")
+    assert fakes.model.count("tool_step") == 1

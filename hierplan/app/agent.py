@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from hierplan.errors import UsageError
 from hierplan.options import RunOptions
 from hierplan.roles import EXECUTOR, ROLES, option_name
 
@@ -78,13 +79,17 @@ def models_info(models: Mapping[str, Any]) -> tuple[dict[str, Any] | None, dict[
 
 
 def load_tools(options: RunOptions) -> list[BaseTool]:
-    """The registered tools the options name: the MCP servers' of ``mcp`` (none without it), whose sessions stay
-    open until close_tools. A bad file or a server that gives no tools is one UsageError line."""
+    """The registered tools the options name: the MCP servers' of ``mcp`` (those ``mcp_servers`` chooses, by name;
+    none without ``mcp``), whose sessions stay open until close_tools. A bad file, a name it does not have, or a
+    server that gives no tools is one UsageError line."""
     if not options.mcp:
+        if options.mcp_servers:
+            raise UsageError(f"mcp_servers {options.mcp_servers!r} names servers of the host's MCP file, and none "
+                             "is configured (hierplan run/ui/serve --mcp FILE)")
         return []
     from hierplan.tools.mcp import load_tools as mcp_tools
 
-    return mcp_tools(options.mcp)
+    return mcp_tools(options.mcp, options.mcp_servers)
 
 
 def close_tools(tools: Any) -> None:

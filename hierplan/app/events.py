@@ -2,7 +2,8 @@
 a run into events (dicts with an "event" key), for `--json` (one per line) and the web page (server-sent).
 
 Events, in order: ``run_started``, ``plan`` (the plan as it runs, tools decided; again after each replan),
-``step_finished`` (a step result), ``replan``, ``approval_needed``, ``final`` (the run's answer, as checked),
+``step_finished`` (a step result), ``replan``, ``approval_needed`` (the plan, or with approve_tools a tool call:
+``request: "tool_call"``, ``step_id``, ``tool``, ``arguments``), ``final`` (the run's answer, as checked),
 ``structured_response`` (with a response_format: the answer as its schema, or why none fit), ``run_finished``;
 between them the nodes' own live events (``planning``, ``kind``, ``steps_started``,
 ``code_attempt``, ``tool_call``, ``node_started``, ``final_token``, ...: LangGraph custom stream events, passed on
@@ -33,7 +34,8 @@ class Reporter(Protocol):
         """An event a node emitted while it worked."""
 
     def approval_needed(self, run_id: str, request: dict[str, Any]) -> None:
-        """The run stopped for a person to approve, edit or reject ``request["plan"]``."""
+        """The run stopped for a person to approve, edit or reject ``request["plan"]``, or a tool call
+        (hierplan.nodes.tool_approval.ToolCallRequest: ``request["tool"]``, ``request["arguments"]``)."""
 
     def run_finished(self, run_id: str, status: str, final: str | None = None, error: str | None = None) -> None:
         """The run stopped: done (``final`` is its answer), waiting, interrupted or failed (``error``)."""
@@ -64,7 +66,7 @@ class Events:
             self.source = {"source": update.get("plan_source"), "failures": len(update.get("plan_failures") or [])}
         elif node == "tool_choice" and "plan" in update:
             self.emit("plan", plan=update["plan"], **self.source)
-        elif node in ("python_step", "llm_step", "tool_step"):
+        elif node in ("python_step", "llm_step", "tool_step", "approve_tool"):  # approve_tool: a rejected call
             for result in update.get("results") or []:
                 # an artifact's bytes stay in the run's state (``hierplan show --artifacts DIR``); events name it
                 artifacts = [{k: v for k, v in a.items() if k != "data"} for a in result.get("artifacts") or []]
@@ -80,6 +82,12 @@ class Events:
         self.emit(**event)
 
     def approval_needed(self, run_id: str, request: dict[str, Any]) -> None:
+        from hierplan.nodes.tool_approval import is_tool_request
+
+        if is_tool_request(request):  # a tool call waits (approve_tools): its step, tool and arguments
+            shown = {k: v for k, v in request.items() if k not in ("schema", "error")}
+            self.emit("approval_needed", run_id=run_id, **shown, error=request.get("error"))
+            return
         self.emit("approval_needed", run_id=run_id, plan=request["plan"], error=request.get("error"),
                   **({"tools": request["tools"]} if request.get("tools") else {}))
 

@@ -25,7 +25,9 @@ def run_state(db: str, run_id: str) -> tuple[RunRecord, dict[str, Any]]:
 
 def approval_request(db: str, run_id: str) -> dict[str, Any] | None:
     """What a run waiting for approval asked (the approval node's interrupt: the plan, and ``tools``, the
-    registered tools an edited plan may name), read through the graph's own state; None when it asks nothing."""
+    registered tools an edited plan may name; or approve_tool's: a tool call, nodes.tool_approval), read through
+    the graph's own state; None when it asks nothing. Of calls waiting side by side, the one a decision goes to
+    (the run service resumes the first)."""
     from hierplan.graph.builder import build_graph
 
     record = run_record(db, run_id)

@@ -35,7 +35,8 @@ RESPONSE_FORMAT_KEY = "response_format"
 
 Decision = dict[str, Any]
 Ask = Callable[[dict[str, Any]], "Decision | None"]
-"""Asked when a run stops for approval, with the request (the plan): the decision, or None to leave it waiting."""
+"""Asked when a run stops for approval, with the request (the plan, or a tool call: nodes.tool_approval): the
+decision, or None to leave it waiting."""
 
 
 class RunFailed(HierplanError):
@@ -55,7 +56,7 @@ class Run:
     resumed: bool
     decision: Decision | None = None
     """A decision made before the run continued (``resume --approve``, the page's buttons): used at its
-    approval stop, once."""
+    approval stop (the plan's or a tool call's, whichever it waits at), once."""
     tools: list[Any] = field(default_factory=list)
     """The registered tools its steps may call (its MCP servers'), loaded when the run was prepared and closed
     when ``execute`` ends."""
@@ -313,7 +314,8 @@ class RunService:
             state = graph.get_state(config)
             if not state.interrupts:
                 break
-            request = state.interrupts[0].value
+            pending = state.interrupts[0]  # the plan's, or a tool call's (approve_tools); parallel calls: one by one
+            request = pending.value
             reporter.approval_needed(run.id, request)
             decision, run.decision = run.decision, None  # used once: an invalid edit asks again
             decision = decision or (ask(request) if ask else None)
@@ -321,7 +323,7 @@ class RunService:
                 run.store.set_status(run.id, "waiting")
                 reporter.run_finished(run.id, "waiting")
                 return "waiting"
-            graph_input = Command(resume=decision)
+            graph_input = Command(resume={pending.id: decision})  # by id: another call may wait beside it
         final = state.values.get("final")
         run.store.set_status(run.id, "done")
         reporter.run_finished(run.id, "done", final=final)

@@ -10,7 +10,7 @@ from hierplan.app.events import PLAN_NODES, Events
 from hierplan.render.text import (describe_models, format_artifact, format_check, format_kind, format_tool_call,
                                   plan_lines, planned_tool_calls, revision_lines, revision_title, structured_lines)
 
-STEP_NODES = ("python_step", "llm_step", "tool_step")
+STEP_NODES = ("python_step", "llm_step", "tool_step", "approve_tool")  # approve_tool: a rejected call
 
 
 class JsonReporter(Events):
@@ -98,7 +98,15 @@ class HumanReporter:
             self.status("planning" if event["attempt"] != "retry" else "planning (retrying with a stricter prompt)")
 
     def approval_needed(self, run_id: str, request: dict[str, Any]) -> None:
+        from hierplan.nodes.tool_approval import is_tool_request
+
         self.close()
+        if is_tool_request(request):  # a tool call waits (approve_tools)
+            self.console.rule(f"Step {request['step_id']} [{request['tool']}] {request['title']}: approve this call?")
+            self.console.print(f"{request['tool']}: {request['description']}", markup=False, style="dim")
+            self.console.print(f"call: {request['tool']} {json.dumps(request['arguments'], ensure_ascii=False)}",
+                               markup=False, style="cyan")
+            return
         if self.plan is None:  # planned by an earlier process: show it before asking
             self._print_plan(request["plan"], request.get("plan_source"))
         if calls := planned_tool_calls(request["plan"], request.get("tools")):

@@ -60,7 +60,7 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     choice = p.add_mutually_exclusive_group()
     for flag in ("approve", "edit", "reject"):
         choice.add_argument(f"--{flag}", dest="decision", action="store_const", const=flag,
-                            help=f"{flag} the plan of a run that waits for approval")
+                            help=f"{flag} the plan, or the tool call, a run waits at")
     add_run_options(p, skip=("approve",))  # --approve is the decision here
     p.set_defaults(func=cmd_resume)
 

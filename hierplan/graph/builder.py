@@ -1,7 +1,8 @@
 """The graph, wired top to bottom. Every node that calls a model or changes the answer is here, with its edges:
 
 classify -> (writing: read_requirements) -> (planner | whole_task_plan) -> tool_choice -> (approval) -> scheduler ->
-  (python_step | llm_step | tool_step | replanner)* ->
+  (python_step | llm_step | tool_step | replanner)* ->   (with approve_tools a tool's step is tool_step, which writes
+  the call, -> approve_tool, which waits for a person, -> tool_step, which calls it)
   a number the checker can check: checker <-> vote -> stated_answer (with ``explain``: aggregator) -> answer_check
   anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
 and, in a graph built with a response_format, the settled answer as that schema: -> structured_answer -> end
@@ -36,6 +37,7 @@ from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.stated_answer import stated_answer
 from hierplan.nodes.structured_answer import make_structured_answer
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
+from hierplan.nodes.tool_approval import kept_call, make_approve_tool
 from hierplan.nodes.tool_choice import after_tool_choice, make_tool_choice
 from hierplan.nodes.tool_step import make_tool_step
 from hierplan.nodes.vote import after_vote, computed_step, data_question, vote
@@ -109,7 +111,7 @@ def make_dispatch(registered: Collection[str] = ()):
             elif step["tool"] in ("llm", "none"):
                 llm.append(step)
             elif step["tool"] in names:
-                sends.append(Send("tool_step", StepPayload(**base, step=step)))
+                sends.append(_tool_send(state, StepPayload(**base, step=step)))
             else:
                 raise ValueError(f"unknown tool {step['tool']!r} in step {step['id']}")
         if llm:
@@ -120,6 +122,20 @@ def make_dispatch(registered: Collection[str] = ()):
 
 
 dispatch = make_dispatch()
+
+
+def _tool_send(state: AgentState, payload: StepPayload) -> Send:
+    """A registered tool's step: to tool_step, which writes the call's arguments and calls it (with approve_tools
+    it only writes them, kept in ``tool_calls``); a kept call that waits for a person's decision to approve_tool;
+    one a person approved or edited back to tool_step, which calls it as decided."""
+    call = kept_call(state.get("tool_calls"), payload["step"])
+    decision = call.get("decision") if call is not None else None
+    if call is not None and decision is None:
+        return Send("approve_tool", StepPayload(**payload, call=call))
+    if decision in ("approved", "edited"):
+        return Send("tool_step", StepPayload(**payload, call=call))
+    # none kept, or a rejected one whose step runs again (a revision of the same step): written anew
+    return Send("tool_step", payload)
 
 
 def revise_or_structure(state: AgentState) -> Literal["reviser", "structured_answer"]:
@@ -160,6 +176,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     graph.add_node("python_step", make_python_step(of["python_step"], base, runner, file_store))
     graph.add_node("llm_step", make_llm_step(of["llm_step"], base))
     graph.add_node("tool_step", make_tool_step(of["tool_step"], base, tools))
+    graph.add_node("approve_tool", make_approve_tool(tools))
     graph.add_node("replanner", make_replanner(of["replanner"], base, tools))
     graph.add_node("checker", make_checker(of["checker"], base,
                                            lambda code, files: run_alone(code, runner, files, file_store)))
@@ -184,10 +201,12 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     graph.add_conditional_edges("tool_choice", after_tool_choice, ["approval", "scheduler"])
     graph.add_conditional_edges("approval", after_approval, ["scheduler", END])
     graph.add_conditional_edges("scheduler", make_dispatch(names),
-                                ["python_step", "llm_step", "tool_step", "replanner", "checker", "aggregator"])
+                                ["python_step", "llm_step", "tool_step", "approve_tool", "replanner", "checker",
+                                 "aggregator"])
     graph.add_edge("python_step", "scheduler")
     graph.add_edge("llm_step", "scheduler")
     graph.add_edge("tool_step", "scheduler")
+    graph.add_edge("approve_tool", "scheduler")
     graph.add_edge("replanner", "tool_choice")
     graph.add_edge("checker", "vote")
     graph.add_conditional_edges("vote", after_vote, ["checker", "stated_answer", "aggregator"])
@@ -206,7 +225,8 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
 def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Literal[False] = None, *,
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
                 run_code: CodeRunner | None = None, tools: Sequence[BaseTool] = (), file_store: FileStore | None = None,
-                tracing: Any = None, response_format: Any = None, **overrides: Any) -> Any:
+                tracing: Any = None, response_format: Any = None, mcp_servers: Mapping[str, Any] | None = None,
+                **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
     ``model``: any LangChain chat model (None only for a graph that runs no node: drawing, reading state), or
@@ -221,8 +241,14 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     ``tools``: LangChain tools (any BaseTool, a function decorated with ``@tool``, MCP tools from
     ``hierplan.tools.mcp.load_tools``) a plan step may name as its tool: the planner is shown each one's name
     and description, and the tool_step node fills a named tool's arguments and calls it (docs/usage.md).
+    ``mcp_servers``: MCP servers whose tools are added to ``tools``, as the servers file holds them
+    (``{"mcpServers": {"NAME": {"command": ..., "args": [...]} | {"url": ...}}}``), loaded through
+    hierplan.tools.mcp (one session per server, open for the rest of the process; ``load_tools(path)`` as a
+    context manager ends them sooner); a bad configuration or a server that does not answer is a UsageError.
     ``approve=True`` stops after planning until ``graph.invoke(Command(resume={"action": "approve" | "edit" |
-    "reject", ...}), config)``.
+    "reject", ...}), config)``; ``approve_tools=True`` stops before each registered tool's call (its step, tool
+    and arguments) until ``Command(resume={"action": "approve" | "reject"})`` or ``{"action": "edit",
+    "arguments": {...}}``.
     ``file_store``: where the run's files (``load_files(paths, file_store)``) and what its Python steps save are
     kept by sha256 (``hierplan.store.open_file_store(db)``: beside a SQLite file, in a Postgres database); default
     a temporary folder of this process, which a resume in another process does not find.
@@ -238,6 +264,15 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     ``final``). A schema that is not one is a ValueError here (hierplan.schema.check_response_format).
     """
     options = replace(options or RunOptions(), **overrides)
+    if mcp_servers is not None:
+        from hierplan.tools.mcp import load_servers
+
+        served = load_servers(dict(mcp_servers))
+        try:
+            tools = check_tools([*tools, *served])
+        except BaseException:
+            served.close()
+            raise
     graph = wire(model, sampling=sampling, run_code=run_code, tools=tools, file_store=file_store,
                  response_format=None if response_format is None else check_response_format(response_format))
     if checkpointer is False:

@@ -25,6 +25,31 @@ def merge_results(existing: list[ResultDict], new: list[ResultDict]) -> list[Res
     return [by_step[k] for k in sorted(by_step)]
 
 
+class ToolCallDict(TypedDict):
+    """A registered tool's call whose arguments the model wrote, kept in the state before a person approves it
+    (RunOptions.approve_tools): a run killed while it waits shows the same call on resume, the model not asked
+    again."""
+
+    step: StepDict
+    """The step it was written for: a revised step of the same id (the replanner's) is written again."""
+    tool: str
+    args: dict[str, Any]
+    """The arguments to call it with: the model's, or the person's edit."""
+    calls: list[CallDict]
+    """The model calls that wrote the model's arguments (the step's result keeps them)."""
+    seconds: float
+    """How long writing them took."""
+    decision: NotRequired[Literal["approved", "edited", "rejected"]]
+    """The person's decision; absent while the call waits for one."""
+    proposed: NotRequired[dict[str, Any]]
+    """The model's arguments, where the person edited them."""
+
+
+def merge_tool_calls(existing: dict[str, ToolCallDict], new: dict[str, ToolCallDict]) -> dict[str, ToolCallDict]:
+    """By step id (a string: JSON object keys): a step's newer call replaces its older one."""
+    return {**(existing or {}), **(new or {})}
+
+
 class InputState(TypedDict):
     task: str
     """What the user asked for."""
@@ -55,6 +80,8 @@ class AgentState(TypedDict, total=False):
     results: Annotated[list[ResultDict], merge_results]
     """One per executed step, in plan order (a re-run step replaces its result)."""
     approval: Literal["approved", "edited", "rejected"]
+    tool_calls: Annotated[dict[str, ToolCallDict], merge_tool_calls]
+    """With approve_tools: each registered tool's call, by step id, as written, then as the person decided it."""
     replans: Annotated[list[ReplanDict], operator.add]
     checks: Annotated[list[AttemptDict], operator.add]
     """A numeric task's whole-task programs (the checker's), the first one and any tie-breaks, in order."""
@@ -83,6 +110,9 @@ class StepPayload(TypedDict):
     files: NotRequired[list[FileDict]]
     """The user's files, when the run has any."""
     step: StepDict
+    call: NotRequired[ToolCallDict]
+    """A registered tool's step whose call a person decided (approve_tools): tool_step calls it as decided;
+    approve_tool: the call that waits for the decision."""
 
 
 class LlmStepsPayload(TypedDict):

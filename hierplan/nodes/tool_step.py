@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from hierplan.config import TASK_CONTEXT_CHARS, TOOL_TIMEOUT_S, Sampling, SamplingConfig
-from hierplan.graph.state import AgentState, StepDict, StepPayload
+from hierplan.graph.state import AgentState, StepDict, StepPayload, ToolCallDict
 from hierplan.nodes import prompts
 from hierplan.nodes.context import prior_results, step_request, tool_description, truncate
 from hierplan.nodes.events import emit
@@ -68,24 +68,37 @@ def make_tool_step(model: BaseChatModel, base: SamplingConfig, tools: Sequence[B
     schemas = {t.name: args_model(t) for t in tools}
 
     def tool_step(payload: StepPayload, runtime: Runtime[RunOptions]) -> AgentState:
+        """Writes the call's arguments and calls the tool; with approve_tools, only writes them (kept in the
+        state's ``tool_calls`` for approve_tool), and calls the tool once a person approved or edited them
+        (``payload["call"]``)."""
         options = run_options(runtime.context)
         sampling = options.sampling(base)
         step: StepDict = payload["step"]
         tool = by_name.get(step["tool"])
         if tool is None:  # dispatch sends only registered tools' steps here
             raise ValueError(f"step {step['id']} names {step['tool']!r}, which is not a registered tool")
+        decided = payload.get("call")
+        if decided is not None and decided.get("decision") not in ("approved", "edited"):
+            raise ValueError(f"step {step['id']}: tool_step was sent a call that no one approved")
         emit("steps_started", step_ids=[step["id"]], tool=tool.name, batch=1)
         start = time.perf_counter()
         schema = schemas[tool.name]
-        calls: list[ModelCall] = []
+        calls: list[Any] = []
         args: dict[str, Any] | None = {}
         error = None
-        if takes_arguments(schema):
+        if decided is not None:
+            args, calls = decided["args"], list(decided["calls"])
+        elif takes_arguments(schema):
             args, why, call = ask_arguments(model, tool_messages(payload, tool, schema), schema, sampling.code,
                                             constrain=options.constrain, seed=sampling.seed, key=(step["id"],))
             calls.append(call)
             if args is None:
                 error = NO_ARGUMENTS.format(tool=tool.name, error=why)
+        if args is not None and decided is None and options.approve_tools:  # a person decides before the call
+            written: ToolCallDict = {"step": step, "tool": tool.name, "args": args,
+                                     "calls": [c.model_dump(mode="json") for c in calls],
+                                     "seconds": round(time.perf_counter() - start, 3)}
+            return {"tool_calls": {str(step["id"]): written}}
         outcome = None
         if args is not None:
             outcome = call_tool(tool, args, TOOL_TIMEOUT_S)
@@ -93,11 +106,11 @@ def make_tool_step(model: BaseChatModel, base: SamplingConfig, tools: Sequence[B
             emit("tool_call", step_id=step["id"], tool=tool.name, args=args, ok=outcome.ok, error=outcome.error,
                  seconds=outcome.seconds)
         ok = outcome is not None and outcome.ok
+        seconds = time.perf_counter() - start + (decided["seconds"] if decided is not None else 0.0)
         result = StepResult(
             step_id=step["id"], title=step["title"], tool=tool.name,
             output=outcome.text if ok else FAILED_OUTPUT.format(error=error), ok=ok, error=None if ok else error,
-            calls=calls, tool_args=args, tool_result=outcome.result if ok else None,
-            seconds=round(time.perf_counter() - start, 3))
+            calls=calls, tool_args=args, tool_result=outcome.result if ok else None, seconds=round(seconds, 3))
         return {"results": [result.as_state()]}
 
     return tool_step

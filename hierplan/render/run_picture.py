@@ -64,6 +64,8 @@ class _Builder:
         result = self.results.get(step["id"])
         if result is not None:
             return "done" if result["ok"] else "failed"
+        if step["id"] in self.calls_waiting():
+            return "waiting"  # its tool call waits for a person (approve_tools)
         if self.run_status == "running" and all(d in self.results for d in self._deps(step)):
             return "running"
         return "pending"
@@ -137,10 +139,14 @@ class _Builder:
     def _descendants_of(self, step_id: int) -> set[int]:
         return {i for i in self.active if step_id in self._ancestors(i)}
 
+    def calls_waiting(self) -> set[int]:
+        """The steps whose tool call was written and waits for a person's decision (approve_tools)."""
+        return {int(k) for k, call in (self.values.get("tool_calls") or {}).items() if not call.get("decision")}
+
     def _approval_node(self) -> bool:
         decision = self.values.get("approval")
-        if decision is None and self.run_status != "waiting":
-            return False
+        if decision is None and (self.run_status != "waiting" or self.calls_waiting()):
+            return False  # no plan approval, or the run waits at a tool call, not at the plan
         status = {"approved": "done", "edited": "done", "rejected": "failed"}.get(decision, "waiting")
         self.picture.nodes.append(Node("approval", ["plan approval", decision or "waiting"], status, round=True))
         return True

@@ -12,7 +12,8 @@ with the structured_answer node, whose final state holds ``structured_response``
 thread (reading its state too), as the graph's shape depends on it.
 
 Loaded models and compiled graphs are cached here, keyed by the model's options (and the MCP servers' file of
-``hierplan serve --mcp``, whose tools are listed once per graph, and the response_format: one graph per schema). This module is the server's
+``hierplan serve --mcp`` with the servers of it a client's ``mcp_servers`` chooses, by name, whose tools are listed
+once per graph, and the response_format: one graph per schema). This module is the server's
 entry point, not a node: the server calls the factory with only a config and its runtime, so the cache cannot
 be passed in and has to live at module level. Every model a client names stays loaded: the server trusts its
 clients (langgraph dev has no authentication).
@@ -92,8 +93,16 @@ def options_from(config: RunnableConfig | None, context: Mapping[str, Any] | Non
     # The server's own defaults may name its MCP servers (hierplan serve --mcp); a client may not.
     given = from_mapping(json.loads(os.environ.get(DEFAULTS_ENV) or "{}"), host=True)
     for layer in ((config or {}).get("configurable") or {}, context or {}):
-        given.update(from_mapping(layer))
+        given.update(from_mapping(_names_joined(layer)))
     return RunOptions.from_dict(given)
+
+
+def _names_joined(layer: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``mcp_servers`` as a client may give it in JSON, a list of names, as the option holds it (comma-separated)."""
+    names = layer.get("mcp_servers")
+    if isinstance(names, list) and all(isinstance(n, str) for n in names):
+        return {**layer, "mcp_servers": ",".join(names)}
+    return layer
 
 
 def response_format_from(config: RunnableConfig | None, context: Mapping[str, Any] | None = None
@@ -118,7 +127,7 @@ def graph_for(options: RunOptions, load_model: ModelLoader | None,
     response_format. ``load_model=None``: a graph without a model, for access that runs no node."""
     schema = json.dumps(response_format, sort_keys=True) if response_format is not None else None
     key = (load_model, tuple(sorted(options.load_options().items())) if load_model else (),
-           options.mcp if load_model else None, schema)
+           (options.mcp, options.mcp_servers) if load_model else None, schema)
     with _lock:  # one load at a time: two first runs must not load the same model twice
         compiled = _graphs.get(key)
         if compiled is None:
@@ -153,10 +162,16 @@ make_graph = make_factory(load_local_model)
 
 
 def _tools(options: RunOptions) -> list[Any]:
-    """The tools of the server's MCP servers (``hierplan serve --mcp``), listed once per compiled graph."""
+    """The tools of the server's MCP servers (``hierplan serve --mcp``; those a client's ``mcp_servers`` names,
+    where it names some), listed once per compiled graph. A client names servers of the host's file only, never
+    a program: a name the file does not have is an OptionError the client sees."""
     from hierplan.app.agent import load_tools
+    from hierplan.errors import UsageError
 
-    return load_tools(options)
+    try:
+        return load_tools(options)
+    except UsageError as exc:
+        raise OptionError(str(exc)) from None
 
 
 def _compile(model: Mapping[str, BaseChatModel] | None, tools: list[Any] | None = None,

@@ -56,10 +56,29 @@ def read_config(path: str | Path) -> dict[str, dict[str, Any]]:
         raise UsageError(f"{where}: cannot read it ({exc.strerror or exc})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{where}: not valid JSON ({exc})") from None
+    return servers_config(data, where)
+
+
+def servers_config(data: Any, where: str = "mcp_servers") -> dict[str, dict[str, Any]]:
+    """The servers of a configuration as the file holds it (``{"mcpServers": {NAME: {...}}}``) as the adapters'
+    connections, by name; anything else is one UsageError line that starts with ``where``."""
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict) or not servers:
         raise UsageError(f'{where}: expected {{"mcpServers": {{"NAME": {{"command": ..., "args": [...]}}, ...}}}}')
     return {name: _connection(where, name, spec) for name, spec in servers.items()}
+
+
+def chosen(connections: dict[str, dict[str, Any]], names: str | None, where: str) -> dict[str, dict[str, Any]]:
+    """The connections ``names`` chooses (comma-separated server names; None or empty: all), in the file's
+    order; a name the file does not have is one UsageError line listing those it has."""
+    wanted = [n.strip() for n in (names or "").split(",") if n.strip()]
+    if not wanted:
+        return connections
+    unknown = [n for n in wanted if n not in connections]
+    if unknown:
+        raise UsageError(f"mcp_servers names {', '.join(map(repr, unknown))}, which {where} does not have "
+                         f"(it has {', '.join(connections)})")
+    return {n: c for n, c in connections.items() if n in wanted}
 
 
 def _connection(where: str, name: str, spec: Any) -> dict[str, Any]:
@@ -86,26 +105,37 @@ def _connection(where: str, name: str, spec: Any) -> dict[str, Any]:
     return {"transport": transport, **{k: spec[k] for k in _HTTP_KEYS if k in spec}}
 
 
-def load_tools(path: str | Path) -> McpTools:
-    """The LangChain tools of every server in the file, bound to one session per server (each opened and listed
-    within MCP_LOAD_TIMEOUT_S), as an McpTools to close when the run ends; a bad file, a server that does not
-    start or answer, or two tools of one name are one UsageError line (and nothing is left open)."""
-    connections = read_config(path)
+def load_tools(path: str | Path, names: str | None = None) -> McpTools:
+    """The LangChain tools of every server in the file (only those ``names`` chooses, comma-separated, where
+    given), bound to one session per server (each opened and listed within MCP_LOAD_TIMEOUT_S), as an McpTools
+    to close when the run ends; a bad file, an unknown name, a server that does not start or answer, or two
+    tools of one name are one UsageError line (and nothing is left open)."""
+    where = f"--mcp {path}"
+    return _load(chosen(read_config(path), names, where), where)
+
+
+def load_servers(servers: dict[str, Any], where: str = "mcp_servers") -> McpTools:
+    """As load_tools, from the configuration itself (the file's shape, as a dict: build_graph's
+    ``mcp_servers``)."""
+    return _load(servers_config(servers, where), where)
+
+
+def _load(connections: dict[str, dict[str, Any]], where: str) -> McpTools:
     try:
         import langchain_mcp_adapters.client  # noqa: F401
     except ImportError as exc:
-        raise UsageError(f"--mcp needs {exc.name}: pip install 'hierplan[mcp]'") from None
+        raise UsageError(f"{where} needs {exc.name}: pip install 'hierplan[mcp]'") from None
 
     from hierplan.schema import check_tool_names
     from hierplan.tools.mcp_sessions import McpSessions
 
-    sessions = McpSessions(connections, where=f"--mcp {path}")
+    sessions = McpSessions(connections, where=where)
     try:
         tools = McpTools(sessions.open(), sessions)
         try:
             check_tool_names([t.name for t in tools])
         except ValueError as exc:
-            raise UsageError(f"--mcp {path}: {exc}") from None
+            raise UsageError(f"{where}: {exc}") from None
     except BaseException:
         sessions.close()
         raise

@@ -2,9 +2,10 @@
 events, and the actions.
 
 Every action is the run service's, as the CLI's are: start = `hierplan run --json` (its uploads as `--file`),
-approve/reject/edit = `hierplan resume --approve | --reject | --edit` (the edited plan validated first, nothing
-saved until it is valid), resume = `hierplan resume`, fork = `hierplan fork --at`. Reads and writes of the
-database run in the thread pool, never on the loop.
+approve/reject/edit = `hierplan resume --approve | --reject | --edit` of the plan or of a tool call (approve_tools;
+the edited plan validated first, nothing saved until it is valid; edited arguments must be a JSON object, and the
+approve_tool node asks again, with the reason, when they do not fit the tool), resume = `hierplan resume`, fork =
+`hierplan fork --at`. Reads and writes of the database run in the thread pool, never on the loop.
 """
 
 from __future__ import annotations
@@ -82,16 +83,18 @@ class Page:
             return self.failure(exc)
         per_file, together = self.runner.file_limits()
         return self.html("runs.html", status, rows=rows, error=error, form=form or {},
+                         mcp_servers=self.runner.mcp_servers(),
                          model=self.runner.options.get("model") or "the default model",
                          file_limit=f"{per_file / MiB:,.1f} MiB", files_limit=f"{together / MiB:,.1f} MiB")
 
     async def run(self, request: Request, error: str | None = None, plan_text: str | None = None,
-                  status: int = 200):
+                  status: int = 200, arguments_text: str | None = None):
         try:
             view = await run_in_threadpool(views.run_view, self.db, request.path_params["run_id"], self.runner.hub)
         except Exception as exc:  # noqa: BLE001
             return self.failure(exc)
-        return self.html("run.html", status, v=view, error=error, plan_text=plan_text)
+        return self.html("run.html", status, v=view, error=error, plan_text=plan_text,
+                         arguments_text=arguments_text)
 
     async def body(self, request: Request):
         """The run's changing part, re-read from the database after each live event."""
@@ -99,7 +102,7 @@ class Page:
             view = await run_in_threadpool(views.run_view, self.db, request.path_params["run_id"], self.runner.hub)
         except Exception as exc:  # noqa: BLE001
             return self.failure(exc)
-        return self.html("run_body.html", v=view, error=None, plan_text=None)
+        return self.html("run_body.html", v=view, error=None, plan_text=None, arguments_text=None)
 
     async def picture(self, request: Request):
         try:
@@ -194,11 +197,22 @@ class Page:
             from pydantic import ValidationError
 
             from hierplan.app.runs import approval_request
+            from hierplan.nodes.tool_approval import is_tool_request, parse_arguments
             from hierplan.schema import plan_models, short_error
 
+            try:
+                asked = await run_in_threadpool(approval_request, self.db, run_id) or {}
+            except Exception as exc:  # noqa: BLE001
+                return self.failure(exc)
+            if is_tool_request(asked):  # a tool call's arguments: a JSON object here, fitted to the tool by the node
+                text = str(form.get("arguments") or "")
+                try:
+                    decision = {"action": "edit", "arguments": parse_arguments(text)}
+                except ValueError as exc:  # shown next to the arguments, which stay as typed; nothing is saved
+                    return await self.run(request, error=str(exc), arguments_text=text, status=400)
+                return await self._act(request, self.runner.decide, run_id, decision)
             text = str(form.get("plan") or "")
             # the registered tools the run offers may be named, as the approval node itself allows
-            asked = await run_in_threadpool(approval_request, self.db, run_id) or {}
             plan_model = plan_models(tuple(asked.get("tools") or ())).plan
             try:
                 decision = {"action": "edit", "plan": plan_model.model_validate_json(text).model_dump(mode="json")}

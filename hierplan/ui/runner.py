@@ -68,6 +68,19 @@ class Runner:
         --max-files-mb, else their environment variables and defaults (hierplan.tools.files.file_limits)."""
         return RunOptions.from_dict(self.options).file_limits()
 
+    def mcp_servers(self) -> list[str]:
+        """The names of the MCP servers of the server's own --mcp file, which a run's form may choose among
+        (mcp_servers); none without one. The page never names a program: only the local user's file does."""
+        path = self.options.get("mcp")
+        if not path:
+            return []
+        from hierplan.tools.mcp import read_config
+
+        try:
+            return list(read_config(path))
+        except UsageError:  # the file changed since `hierplan ui` checked it: a run started now says why
+            return []
+
     # --- actions ------------------------------------------------------------------------------------------
     def start(self, task: str, form_options: Mapping[str, Any], kind: str | None = None,
               run_id: str | None = None, files: Sequence[str | os.PathLike] = ()) -> str:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from hierplan.app.runs import checkpoints, past_states, run_state
+from hierplan.app.runs import approval_request, checkpoints, past_states, run_state
 from hierplan.errors import RunNotFoundError
 from hierplan.render import text
 from hierplan.store import RunStore, open_checkpointer, read_checkpoint
@@ -136,6 +136,8 @@ def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
         "calls": text.format_calls(values) if values.get("calls") or results else None,
         "totals": totals(values), "checkpoints": checkpoints(db, record.id)[:HISTORY_LIMIT],
         "plan_json": json.dumps(plan, indent=2, ensure_ascii=False) if plan else "",
+        "request": approval_request(db, record.id) if record.status == "waiting" else None,
+        "tool_calls": values.get("tool_calls") or {},
         "live": live, "working_here": live is not None,
         "version": len(past) + len(working),  # the picture's cache key: changes when a checkpoint is added
     }
