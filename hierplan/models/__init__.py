@@ -45,6 +45,17 @@ def load_chat_model(model: str | os.PathLike | None = None, *, base_url: str | N
     return load_local(model, **kwargs)
 
 
+def check_installed(model: str | os.PathLike | None = None, *, base_url: str | None = None, **kwargs: Any) -> None:
+    """Whether load_chat_model's engine for ``model`` is installed, checked without loading anything: a model on a
+    server needs none (the light install, ``pip install hierplan``); a local one needs the ``local`` or ``hf``
+    extra, else one ModelLoadError line names it."""
+    if is_remote(model_spec(model)):
+        return
+    from hierplan.models.loader import check_engine
+
+    check_engine(model, **kwargs)
+
+
 def __getattr__(name: str) -> Any:
     if name == "resolve_model":
         from hierplan.models.resolve import resolve_model
