@@ -92,6 +92,11 @@ def test_a_local_model_names_the_extra_it_needs_before_the_run_starts(tmp_path, 
     assert not db.exists()  # refused before any run was recorded: nothing to resume
 
 
+def test_the_page_checks_its_model_before_it_serves(tmp_path):
+    done = hidden("ui", "--db", str(tmp_path / "runs.sqlite"), "--port", "0", cwd=tmp_path, timeout=60)
+    assert done.returncode == 1 and "pip install 'hierplan[local]'" in error_line(done)
+
+
 def test_pictures_name_their_extra(tmp_path):
     done = hidden("graph", "--png", str(tmp_path / "graph.png"), cwd=tmp_path)
     assert done.returncode == 1 and not (tmp_path / "graph.png").exists()
