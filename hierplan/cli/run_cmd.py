@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hierplan.app.agent import check_models
 from hierplan.app.service import Ask, Run, RunFailed, RunService, check_task, read_schema
 from hierplan.cli.common import db_path
 from hierplan.errors import UsageError
@@ -85,9 +86,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     task = read_task(args.task)
     schema = read_schema(args.schema) if args.schema else None  # a bad file is one line, before any model loads
+    options = RunOptions.from_dict(from_args(args))
+    check_models(options)  # an engine that is not installed is one line, before the run is recorded
     service = RunService(db_path(args))
-    run = service.start(task, RunOptions.from_dict(from_args(args)), kind=args.kind, run_id=args.run_id,
-                        files=args.files, response_format=schema)
+    run = service.start(task, options, kind=args.kind, run_id=args.run_id, files=args.files,
+                        response_format=schema)
     return execute(service, run, args)
 
 
@@ -97,6 +100,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     decided = {"action": args.decision} if args.decision in ("approve", "reject") else None
     service = RunService(db_path(args))
     run = service.resume(args.run_id, from_args(args), decision=decided)
+    check_models(run.options)
     return execute(service, run, args)
 
 

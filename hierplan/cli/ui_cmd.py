@@ -48,6 +48,10 @@ def cmd_ui(args: argparse.Namespace) -> int:
     except ImportError as exc:  # starlette/uvicorn/jinja2 come with the server extra
         raise UsageError(f"hierplan ui needs {exc.name}: pip install 'hierplan[server]'") from exc
     options = from_args(args)
+    from hierplan.app.agent import check_models
+    from hierplan.options import RunOptions
+
+    check_models(RunOptions.from_dict(options))  # the page's one model: its engine is installed, or one line
     if options.get("mcp"):  # checked before the page is served; each run lists the servers' tools again
         from pathlib import Path
 

@@ -35,14 +35,31 @@ def load_chat_model(model: str | os.PathLike | None = None, *, base_url: str | N
         from hierplan.models.remote.chat import load_remote_model
 
         return load_remote_model(spec, base_url=base_url, **kwargs)
+    _no_base_url(spec, base_url)
+    from hierplan.models.loader import load_chat_model as load_local
+
+    return load_local(model, **kwargs)
+
+
+def _no_base_url(spec: str | os.PathLike | None, base_url: str | None) -> None:
     if base_url is not None:
         from hierplan.errors import UsageError
 
         raise UsageError(f"--base-url is for models on a server (openai:NAME); {spec or 'the default model'!s} "
                          "is a local model")
-    from hierplan.models.loader import load_chat_model as load_local
 
-    return load_local(model, **kwargs)
+
+def check_installed(model: str | os.PathLike | None = None, *, base_url: str | None = None, **kwargs: Any) -> None:
+    """Whether load_chat_model's engine for ``model`` is installed, checked without loading anything: a model on a
+    server needs none (the light install, ``pip install hierplan``); a local one needs the ``local`` or ``hf``
+    extra, else one ModelLoadError line names it."""
+    spec = model_spec(model)
+    if is_remote(spec):
+        return
+    _no_base_url(spec, base_url)
+    from hierplan.models.loader import check_engine
+
+    check_engine(model, **kwargs)
 
 
 def __getattr__(name: str) -> Any:

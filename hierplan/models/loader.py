@@ -11,18 +11,26 @@ device, path (the run record shows them).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from typing import Any
 
-from hierplan.errors import ModelLoadError, UsageError
-from hierplan.models.resolve import ModelSpec, resolve_model
+from hierplan.errors import ModelLoadError, ModelNotFoundError, UsageError
+from hierplan.models import catalog
+from hierplan.models.resolve import MODEL_ENV, ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
 
 ENGINES = ("llama.cpp", "transformers")
 ENGINE_ENV = "HIERPLAN_ENGINE"
 _ALIASES = {"llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "hf": "transformers"}
+# Each engine's extra (pyproject.toml) and the modules it brings: a plain `pip install hierplan` has neither
+# engine, only models on a server (openai:NAME).
+ENGINE_EXTRAS = {
+    "llama.cpp": ("local", ("xllamacpp",)),
+    "transformers": ("hf", ("torch", "transformers", "langchain_huggingface", "llguidance")),
+}
 
 
 def normalize_engine(engine: str | None) -> str | None:
@@ -66,8 +74,7 @@ def load_chat_model(
     in standard keyword arguments: ``chat.invoke(messages, temperature=0.2, top_p=0.9, max_tokens=200,
     seed=7)``. Other keyword arguments (meant for remote models) are ignored here.
     """
-    spec = resolve_model(model)
-    chosen = pick_engine(spec, normalize_engine(engine), device)
+    spec, chosen = _engine_for(model, engine, device)
     if chosen == "llama.cpp":
         chat = _load_llamacpp(spec, max_new_tokens)
     else:
@@ -78,21 +85,67 @@ def load_chat_model(
     return chat
 
 
+def _engine_for(model: str | os.PathLike | None, engine: str | None, device: str | None) -> tuple[ModelSpec, str]:
+    """The model's spec and the engine that will run it, that engine installed (else one ModelLoadError line
+    naming its extra)."""
+    asked = (os.fspath(model).strip() if model is not None else "") or os.environ.get(MODEL_ENV, "").strip()
+    label = f"--model {asked}" if asked else f"the default model ({catalog.DEFAULT.short})"
+    asked = asked or catalog.DEFAULT.short
+    try:
+        spec = resolve_model(model)
+    except ModelNotFoundError:
+        # An embedded model that is not installed needs its engine too: first say what installing the model
+        # alone would not fix.
+        if catalog.find(asked) is not None:
+            require_engine(pick_engine(ModelSpec("gguf", "", asked), normalize_engine(engine), device), label)
+        raise
+    chosen = pick_engine(spec, normalize_engine(engine), device)
+    require_engine(chosen, label)
+    return spec, chosen
+
+
+def check_engine(model: str | os.PathLike | None = None, *, engine: str | None = None, device: str | None = None,
+                 **_: Any) -> None:
+    """What load_chat_model checks before loading, without loading: a bad engine name or device is a UsageError,
+    an engine that is not installed a ModelLoadError naming its extra. A model that cannot be found is left to
+    the load, which says how to fix it."""
+    try:
+        _engine_for(model, engine, device)
+    except ModelNotFoundError:
+        pass
+
+
 def _load_llamacpp(spec: ModelSpec, max_new_tokens: int):
     from hierplan.models.llamacpp.chat import ChatLlamaCpp
     from hierplan.models.llamacpp.engine import engine_for
 
     try:
         engine = engine_for(spec.path)
-    except ImportError as error:
-        raise ModelLoadError(f"llama.cpp's engine is not installed ({error}); `pip install xllamacpp`, or run "
-                             "the model with --engine transformers") from error
+    except ImportError as error:  # installed, yet it will not load (a broken or foreign wheel)
+        raise ModelLoadError(f"llama.cpp's engine failed to load ({error}); reinstall it: "
+                             "pip install --force-reinstall 'hierplan[local]'") from error
     chat = ChatLlamaCpp(engine=engine, model_id=spec.name, max_tokens=max_new_tokens)
     chat.metadata = {"hierplan_model": {
         "name": spec.name, "engine": "llama.cpp", "quantization": spec.quantization or gguf_quantization(spec.path),
         "device": "cpu", "path": spec.path, "threads": engine.threads, "slots": engine.slots,
         "concurrent": engine.concurrent}}
     return chat
+
+
+def missing_modules(engine: str) -> list[str]:
+    """The modules ``engine`` needs that are not installed (looked up, not imported)."""
+    return [name for name in ENGINE_EXTRAS[engine][1] if importlib.util.find_spec(name) is None]
+
+
+def require_engine(engine: str, model: str) -> None:
+    """One ModelLoadError line, naming the extra to install, where ``engine`` is not installed (``model``: what
+    the user asked for, as they asked: "--model NAME")."""
+    if missing := missing_modules(engine):
+        extra = ENGINE_EXTRAS[engine][0]
+        what = "the local engine (llama.cpp)" if engine == "llama.cpp" else "the transformers engine"
+        raise ModelLoadError(
+            f"{model} needs {what}, which is not installed ({', '.join(missing)}): "
+            f"pip install 'hierplan[{extra}]'; or use a model on a server: --model openai:NAME --base-url URL")
 
 
 def gguf_quantization(path: str) -> str | None:

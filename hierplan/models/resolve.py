@@ -42,7 +42,7 @@ def hf_cache_dir() -> str:
         from huggingface_hub import constants
 
         return str(constants.HF_HUB_CACHE)
-    except Exception:  # pragma: no cover - huggingface_hub is a dependency of transformers
+    except Exception:  # huggingface_hub comes with transformers (the hf extra); the light install has neither
         home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
         return os.path.join(home, "hub")
 

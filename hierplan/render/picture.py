@@ -2,11 +2,13 @@
 Mermaid text (renders in GitHub Markdown) or rendered to PNG/SVG through pygraphviz.
 
 pygraphviz's manylinux wheel (>= 2.0.4) bundles Graphviz itself (cgraph, gvc, cairo, pango), so rendering
-needs no system package; it is imported only when a PNG or SVG is asked for.
+needs no system package; it comes with the ``pictures`` extra and is imported only when a PNG or SVG is asked
+for.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field
@@ -104,6 +106,9 @@ def to_mermaid(picture: Picture) -> str:
 
 
 def _pygraphviz():
+    if importlib.util.find_spec("pygraphviz") is None:
+        raise GraphvizUnavailable("PNG/SVG pictures need pygraphviz (which bundles Graphviz), which is not "
+                                  "installed: pip install 'hierplan[pictures]'")
     try:
         import pygraphviz
     except (ImportError, OSError) as exc:  # OSError: a bundled shared library that will not load
