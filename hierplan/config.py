@@ -22,6 +22,18 @@ AGGREGATOR_CONTEXT_CHARS = 2500
 # Steps see the task itself too (a model-written goal can drop the numbers a step needs).
 TASK_CONTEXT_CHARS = 1500
 
+# A thread's earlier turns, as a new turn's prompts show them (rules.conversation): the last CONVERSATION_TURNS
+# turns, each task cut to TURN_TASK_CHARS and each answer to TURN_ANSWER_CHARS (a long answer keeps its head and its
+# last line, where a final answer stands); older turns are named by count only. At most MEMORIES_SHOWN long-term
+# memories, the newest first, each cut to MEMORY_CHARS.
+CONVERSATION_TURNS = 6
+TURN_TASK_CHARS = 400
+TURN_ANSWER_CHARS = 600
+MEMORIES_SHOWN = 20
+MEMORY_CHARS = 300
+DEFAULT_MEMORY_USER = "local"
+"""Whose memories a run reads and writes when its ``user`` option names nobody."""
+
 # Token budgets per node. The seed spent up to 650 + 700 per step + 900; a small model that has not stopped by
 # these tighter caps is almost always repeating itself, and a step program rarely needs more than ~150 tokens.
 # The planner's budget is set by the plan's schema, not the reverse: llama.cpp cannot close a plan's JSON early,

@@ -92,6 +92,10 @@ class RunOptions:
         "the voted number without a model call)"))
     """A numeric run whose programs' vote decided its number: True, the aggregator model writes the answer; False,
     the stated_answer node states the voted number (no model call)."""
+    user: str | None = field(default=None, metadata=_opt(
+        "whose long-term memories the run recalls and keeps (\"Remember that ...\"; default: local)",
+        metavar="NAME"))
+    """Whose memories the memory node reads and writes in the graph's store (None: config.DEFAULT_MEMORY_USER)."""
     approve: bool = field(default=False, metadata=_opt("stop after planning until the plan is approved"))
     """Stop after planning until a person approves, edits or rejects the plan."""
     approve_tools: bool = field(default=False, metadata=_opt(

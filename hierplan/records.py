@@ -205,3 +205,28 @@ class StructuredCheckDict(TypedDict):
     """How the last reply was constrained ("grammar", "json_schema", ...); None: asked for in plain text."""
     error: str | None
     """One line when no reply validated (the run still ends, with its text answer); None when one did."""
+
+
+class TurnDict(TypedDict):
+    """An earlier turn of the conversation a run continues (``hierplan run --thread T``): what it was asked and
+    answered, and the files it had and saved (records, their bytes in the file store by sha256)."""
+
+    turn: int
+    """1 for the thread's first run."""
+    run_id: str
+    task: str
+    final: str
+    """Its final answer as the run ended ("" when it ended without one, a rejected plan say)."""
+    files: NotRequired[list[FileDict]]
+    artifacts: NotRequired[list[ArtifactDict]]
+
+
+class MemoryDict(TypedDict):
+    """One long-term memory: what a user asked to be remembered, kept in the graph's store (LangGraph BaseStore)
+    under ("memories", USER) and recalled by every later run of that user, whatever its thread."""
+
+    key: str
+    """Its key in the store (rules.conversation.memory_key: the same words, the same key)."""
+    text: str
+    run_id: NotRequired[str]
+    """The run that asked for it."""

@@ -9,7 +9,7 @@ A graph runs on one chat model, or on one per role (``build_graph({"default": sm
 - ``aggregator``: the aggregator, the reviser and structured_answer (the answer, its rewrites, and the answer as
   build_graph's response_format).
 
-The nodes that call no model (classify, whole_task_plan, tool_choice, approval, scheduler, vote, stated_answer,
+The nodes that call no model (memory, classify, whole_task_plan, tool_choice, approval, scheduler, vote, stated_answer,
 answer_check, check_instructions) have no role. Importing this module imports nothing heavy.
 """
 

@@ -13,7 +13,12 @@ Configured by environment variables:
      "busy_timeout_ms": 300,                 # hierplan.store.sqlite.BUSY_TIMEOUT_MS for this process
      "tag": "run-a",                         # llm_step replies are "run-a: answer for step N"
      "tool_args": {"seconds": 30},           # every tool_step reply (a registered tool's arguments, as JSON)
-     "fail": {"at": "llm_step", "step": 2, "message": "boom"}}   # raise RuntimeError(message) there
+     "fail": {"at": "llm_step", "step": 2, "message": "boom"},   # raise RuntimeError(message) there
+     "final": "The answer is 51.",           # the aggregator's reply (default "FINAL ANSWER")
+     "add_to_earlier": true}                 # every program (a step's, the checker's) prints the number the
+                                             # request adds ("add 100") plus the last number of the earlier turn's
+                                             # answer its request shows ("Your answer: ... 51"): a model that reads
+                                             # the conversation
   "sandbox" pauses nothing itself: it writes the marker as soon as the sandbox process is spawned.
 - HIERPLAN_WORKER_DIR: folder for the marker file ``paused`` (written when the pause point is reached).
 - HIERPLAN_WORKER_CALLS: file where the list of model calls (node, step) is rewritten as JSON after each call.
@@ -54,6 +59,18 @@ def _step_of(messages) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _add_to_earlier(request: str) -> str:
+    """The program of a model that reads the conversation: the earlier answer's last number plus what is added."""
+    from hierplan.nodes import prompts
+
+    earlier = re.findall(r"^Your answer: .*?(-?\d+(?:\.\d+)?)\D*$", request, re.MULTILINE)
+    asked_now = prompts.TASK_IN_CONVERSATION.split("{task}")[0].split("\n")[-1]  # "The user's request now ...: "
+    added = re.findall(r"add (-?\d+)", request.rsplit(asked_now, 1)[-1]) if asked_now in request else []
+    if not earlier or not added:
+        return "print('no earlier answer in the request')"
+    return f"```python\nprint({earlier[-1]} + {added[-1]})\n```"
+
+
 def install_fake(spec: dict) -> None:
     from fakes import ScriptedChatModel, plan_json
 
@@ -83,18 +100,20 @@ def install_fake(spec: dict) -> None:
                 time.sleep(pause.get("seconds", 30))
             if node == "planner":
                 return plan_text
+            if node in ("python_step", "python_check") and spec.get("add_to_earlier"):
+                return _add_to_earlier(messages[-1].content)
             if node == "python_step":
                 return code
             if node == "tool_step":
                 return json.dumps(spec.get("tool_args") or {})
             if node == "aggregator":
-                return "FINAL ANSWER"
+                return spec.get("final", "FINAL ANSWER")
             return f"{tag}answer for step {step}"
         return answer
 
     def fake_load(model=None, **kwargs):
-        default = {n: reply(n) for n in ("planner", "planner_retry", "llm_step", "python_step", "tool_step",
-                                         "aggregator")}
+        default = {n: reply(n) for n in ("planner", "planner_retry", "llm_step", "python_step", "python_check",
+                                         "tool_step", "aggregator")}
         return ScriptedChatModel(default=default)
 
     hierplan.models.load_chat_model = fake_load

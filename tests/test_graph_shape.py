@@ -25,13 +25,14 @@ def test_graph_matches_the_mermaid_snapshot():
 
 def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
     graph = drawn()
-    assert set(graph.nodes) == {"__start__", "classify", "read_requirements", "planner", "whole_task_plan", "tool_choice", "approval", "scheduler",
+    assert set(graph.nodes) == {"__start__", "memory", "classify", "read_requirements", "planner", "whole_task_plan", "tool_choice", "approval", "scheduler",
                                 "python_step", "llm_step", "tool_step", "approve_tool", "replanner", "checker", "vote",
                                 "stated_answer", "aggregator", "answer_check", "check_instructions", "reviser", "__end__"}
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
-    # The kind is decided first; a writing task's requirements are read next; a task one step does is planned
+    # The user's memories are kept and recalled first (and a thread's earlier turns noted); the kind is decided
+    # next; a writing task's requirements are read next; a task one step does is planned
     # by rule, anything else by the model; tool choice follows either plan and the replanner.
-    assert {("__start__", "classify", False), ("classify", "planner", True), ("classify", "whole_task_plan", True),
+    assert {("__start__", "memory", False), ("memory", "classify", False), ("classify", "planner", True), ("classify", "whole_task_plan", True),
             ("classify", "read_requirements", True), ("read_requirements", "planner", True),
             ("read_requirements", "whole_task_plan", True),
             ("planner", "tool_choice", False), ("whole_task_plan", "tool_choice", False),

@@ -21,9 +21,9 @@ from hierplan.errors import DatabaseError, HierplanError, UsageError
 from hierplan.options import RunOptions
 from hierplan.rules.kind import KINDS
 from hierplan.store import (RunStore, check_run_id, database_errors, open_checkpointer, open_file_store,
-                            read_checkpoint)
+                            open_memory_store, read_checkpoint)
 from hierplan.store.files import FileStoreError
-from hierplan.store.runs import RunRecord
+from hierplan.store.runs import THREAD_KEY, TURN_KEY, RunRecord
 
 MAX_TASK_CHARS = 20_000
 # Beside the options, a run's record keeps the caller's word on the task's kind, the run it was forked from, and the
@@ -65,10 +65,13 @@ class Run:
     their records go into its first checkpoint, which every later resume and fork reads them from."""
     response_format: dict[str, Any] | None = None
     """The JSON Schema its answer is also written as (``hierplan run --schema``), as its record keeps it."""
+    history: list[Any] = field(default_factory=list)
+    """A new turn of a thread: the earlier turns (records.TurnDict), which go into its first checkpoint."""
 
     def start_input(self) -> dict[str, Any]:
         return {"task": self.task, **({"kind": self.kind} if self.kind else {}),
-                **({"files": self.files} if self.files else {})}
+                **({"files": self.files} if self.files else {}),
+                **({"history": self.history} if self.history else {})}
 
 
 def check_task(task: str) -> str:
@@ -157,18 +160,37 @@ class RunService:
 
     # --- preparing a run ------------------------------------------------------------------------------------
     def start(self, task: str, options: RunOptions, *, kind: str | None = None, run_id: str | None = None,
-              files: Sequence[str | os.PathLike] = (), response_format: dict[str, Any] | None = None) -> Run:
+              files: Sequence[str | os.PathLike] = (), response_format: dict[str, Any] | None = None,
+              thread: str | None = None) -> Run:
         """A new run. Its files are checked and copied into the database's file store, then its tools loaded,
         first: a run whose file is missing or too large, or whose MCP servers give no tools, is never recorded.
-        ``response_format``: a JSON Schema (read_schema) its answer is also written as, kept with the run."""
+        ``response_format``: a JSON Schema (read_schema) its answer is also written as, kept with the run.
+        ``thread``: the run is the thread's next turn (hierplan.app.threads): it sees the earlier turns' tasks,
+        answers, files and artifacts; refused while the thread's last turn has not finished."""
         task, kind = check_task(task), check_kind(kind)
-        extra = {RESPONSE_FORMAT_KEY: response_format} if response_format is not None else {}
+        extra: dict[str, Any] = {RESPONSE_FORMAT_KEY: response_format} if response_format is not None else {}
+        history: list[Any] = []
+        if thread is not None:
+            from hierplan.app.threads import next_turn, thread_history, turn_run_id
+
+            runs = RunStore.open(self.db)
+            try:
+                turn, turns = next_turn(runs, thread)
+            finally:
+                runs.close()
+            history = thread_history(self.db, turns)
+            run_id = run_id or turn_run_id(thread, turn)
+            extra.update({THREAD_KEY: thread, TURN_KEY: turn})
         loaded = []
         if files:
             from hierplan.tools.files import load_files  # the sandbox package comes with it: only when needed
 
             # copied into the database's file store by streaming; the run's state holds their records only
             loaded = load_files(files, open_file_store(self.db), limits=options.file_limits())
+        if any(t.get("files") or t.get("artifacts") for t in history):
+            from hierplan.app.threads import carried_files
+
+            loaded = carried_files(history, loaded, open_file_store(self.db))
         options = with_absolute_paths(options)
         tools = self.load_tools(options)
         with _closing_tools_on_error(tools):
@@ -176,7 +198,7 @@ class RunService:
             with _closing_on_error(store):
                 run_id = store.create(task, _record(options, kind, **extra), run_id)
         return Run(run_id, task, options, kind, store, resumed=False, tools=tools, files=loaded,
-                   response_format=response_format)
+                   response_format=response_format, history=history)
 
     def resume(self, run_id: str, overrides: Mapping[str, Any] | None = None, *,
                decision: Decision | None = None) -> Run:
@@ -294,7 +316,8 @@ class RunService:
         if info or roles:
             run.store.set_model(run.id, info, roles)
         graph = build_graph(models, open_checkpointer(self.db), options=run.options, tools=run.tools,
-                            file_store=open_file_store(self.db), response_format=run.response_format)
+                            file_store=open_file_store(self.db), response_format=run.response_format,
+                            store=open_memory_store(self.db))
         config = {"configurable": {"thread_id": run.id}}
         state = graph.get_state(config)
         reporter.run_started(run.id, run.task, resumed=run.resumed, model=info, models=roles,

@@ -11,12 +11,14 @@ from hierplan.errors import UsageError
 
 
 def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("runs", parents=[parent], help="list runs: id, status, started, task")
+    p = sub.add_parser("runs", parents=[parent], help="list runs: id, status, started, thread, task")
     p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.add_argument("--thread", metavar="T", help="only the turns of thread T, first turn first")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("show", parents=[parent], help="show a run: plan, each step's output, final answer")
-    p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("run_id", metavar="RUN_ID", nargs="?")
+    p.add_argument("--thread", metavar="T", help="show the turns of thread T instead: each one's task and answer")
     p.add_argument("--json", action="store_true", help="print the run's state as JSON")
     p.add_argument("--history", action="store_true", help="list the run's checkpoints (for hierplan fork --at)")
     p.add_argument("--artifacts", metavar="DIR", help="write the files its Python steps saved under out/ into "
@@ -39,7 +41,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     store = RunStore.open(db_path(args))
     try:
-        runs = store.list()
+        if args.thread is not None:
+            from hierplan.app.threads import thread_turns
+
+            runs = thread_turns(store, args.thread)
+            if not runs:
+                raise UsageError(f"no thread {args.thread!r} in this database (start one with: hierplan run "
+                                 f"--thread {args.thread} TASK)")
+        else:
+            runs = store.list()
     finally:
         store.close()
     if args.json:
@@ -50,17 +60,24 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     from hierplan.render.text import describe_model
 
-    table = Table("id", "status", "started", "model", "task", box=None)
+    table = Table("id", "status", "started", "model", "thread", "task", box=None)
     for r in runs:
         row = r.as_json()
         table.add_row(r.id, r.status, row["started"].replace("T", " "),
-                      describe_model(r.model) if r.model else "", _one_line(r.task, 60))
+                      describe_model(r.model) if r.model else "", f"{r.thread} #{r.turn}" if r.thread else "",
+                      _one_line(r.task, 60))
     Console(highlight=False).print(table if runs else "no runs yet; start one with: hierplan run TASK")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     pictures = args.mermaid or args.png or args.svg
+    if (args.run_id is None) == (args.thread is None):
+        raise UsageError("show takes a RUN_ID or --thread T (one of them)")
+    if args.thread is not None:
+        if pictures or args.history or args.artifacts:
+            raise UsageError("--thread lists a thread's turns; --history, --artifacts and the pictures take a RUN_ID")
+        return show_thread(db_path(args), args.thread, args.json)
     if pictures and (args.json or args.history):
         raise UsageError("--mermaid, --png and --svg draw the run; they do not go with --json or --history")
     if args.history:
@@ -90,6 +107,35 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def show_thread(db: str, thread: str, as_json: bool) -> int:
+    """`hierplan show --thread T`: each turn's run, status, task and final answer, first turn first."""
+    from hierplan.app.threads import thread_turns
+    from hierplan.store import RunStore, open_checkpointer, read_checkpoint
+
+    store = RunStore.open(db)
+    try:
+        turns = thread_turns(store, thread)
+    finally:
+        store.close()
+    if not turns:
+        raise UsageError(f"no thread {thread!r} in this database (start one with: hierplan run --thread {thread} TASK)")
+    saver = open_checkpointer(db)
+    finals = [read_checkpoint(saver, r.id, db).get("final") for r in turns]
+    if as_json:
+        print(json.dumps([{**r.as_json(), "turn": r.turn or 1, "final": final} for r, final in zip(turns, finals)],
+                         ensure_ascii=False))
+        return 0
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    console.print(f"[bold]Thread {thread}[/bold]: {len(turns)} turn{'s' if len(turns) != 1 else ''}")
+    for r, final in zip(turns, finals):
+        console.rule(f"Turn {r.turn or 1}: run {r.id} ({r.status})", style="dim")
+        console.print(f"asked: {r.task}", markup=False)
+        console.print(f"answer: {final}" if final else "no answer yet", markup=False)
+    return 0
+
+
 def print_run(record: Any, values: dict[str, Any]) -> None:
     """`hierplan show`'s text: the run, its plan, each step, replans, the final answer and its checks, costs."""
     from rich.console import Console
@@ -99,6 +145,12 @@ def print_run(record: Any, values: dict[str, Any]) -> None:
 
     console = Console(highlight=False)
     console.print(f"[bold]Run {record.id}[/bold] ({record.status}): {record.task}")
+    if record.thread:
+        console.print(f"thread: {record.thread}, turn {record.turn} (the turns: hierplan show --thread "
+                      f"{record.thread})", markup=False)
+    if line := text.format_memory(len(values.get("history") or []), (values.get("remembered") or {}).get("text"),
+                                  len(values.get("memories") or [])):
+        console.print(line, markup=False)
     for f in values.get("files") or []:
         console.print(f"file: {f['name']} ({f['size']:,} bytes, sha256 {f['sha256'][:12]})", markup=False)
     if record.model or record.models:

@@ -7,8 +7,8 @@ import sys
 from typing import Any, TextIO
 
 from hierplan.app.events import PLAN_NODES, Events
-from hierplan.render.text import (describe_models, format_artifact, format_check, format_kind, format_tool_call,
-                                  plan_lines, planned_tool_calls, revision_lines, revision_title, structured_lines)
+from hierplan.render.text import (describe_models, format_artifact, format_check, format_kind, format_memory,
+                                  format_tool_call, plan_lines, planned_tool_calls, revision_lines, revision_title, structured_lines)
 
 STEP_NODES = ("python_step", "llm_step", "tool_step", "approve_tool")  # approve_tool: a rejected call
 
@@ -82,6 +82,9 @@ class HumanReporter:
                 self.streamed = ""
             self.streamed += event["text"]
             self.console.print(event["text"], end="", markup=False, highlight=False)
+        elif kind == "memory":
+            if line := format_memory(event["turns"], event["remembered"], event["recalled"]):
+                self.console.print(line, style="dim", markup=False)
         elif kind == "kind":
             self.console.print(format_kind(event["kind"]) + (" (as given)" if event.get("given") else ""),
                                style="dim", markup=False)

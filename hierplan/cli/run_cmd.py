@@ -41,7 +41,9 @@ def add_kind_option(p: argparse.ArgumentParser) -> None:
 def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("run", parents=[parent], help="plan and run a task")
     p.add_argument("task", nargs="?", help="the task; omitted: asked for interactively (or read from stdin)")
-    p.add_argument("--run-id", help="name the run (default: a random 8-character id)")
+    p.add_argument("--run-id", help="name the run (default: a random 8-character id; in a thread, T-N)")
+    p.add_argument("--thread", metavar="T", help="a turn of conversation T: the task sees T's earlier turns (their "
+                                                 "tasks, answers, files and artifacts); a new T starts one")
     add_kind_option(p)
     add_file_option(p)
     p.add_argument("--schema", metavar="FILE.json",
@@ -54,7 +56,7 @@ def add_parsers(sub, parent: argparse.ArgumentParser) -> None:
     add_kind_option(p)
     add_file_option(p)
     add_run_options(p)
-    p.set_defaults(func=cmd_run, task=DEMO_TASK, run_id=None, decision=None, schema=None)
+    p.set_defaults(func=cmd_run, task=DEMO_TASK, run_id=None, decision=None, schema=None, thread=None)
 
     p = sub.add_parser("resume", parents=[parent], help="continue an interrupted run where it stopped")
     p.add_argument("run_id", metavar="RUN_ID")
@@ -90,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_models(options)  # an engine that is not installed is one line, before the run is recorded
     service = RunService(db_path(args))
     run = service.start(task, options, kind=args.kind, run_id=args.run_id, files=args.files,
-                        response_format=schema)
+                        response_format=schema, thread=args.thread)
     return execute(service, run, args)
 
 

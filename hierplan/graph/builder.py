@@ -1,8 +1,8 @@
 """The graph, wired top to bottom. Every node that calls a model or changes the answer is here, with its edges:
 
-classify -> (writing: read_requirements) -> (planner | whole_task_plan) -> tool_choice -> (approval) -> scheduler ->
-  (python_step | llm_step | tool_step | replanner)* ->   (with approve_tools a tool's step is tool_step, which writes
-  the call, -> approve_tool, which waits for a person, -> tool_step, which calls it)
+memory -> classify -> (writing: read_requirements) -> (planner | whole_task_plan) -> tool_choice -> (approval) ->
+  scheduler -> (python_step | llm_step | tool_step | replanner)* ->   (with approve_tools a tool's step is tool_step,
+  which writes the call, -> approve_tool, which waits for a person, -> tool_step, which calls it)
   a number the checker can check: checker <-> vote -> stated_answer (with ``explain``: aggregator) -> answer_check
   anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
 and, in a graph built with a response_format, the settled answer as that schema: -> structured_answer -> end
@@ -19,6 +19,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
 from hierplan.config import RECURSION_LIMIT, SamplingConfig
@@ -30,6 +32,7 @@ from hierplan.nodes.checker import make_checker
 from hierplan.nodes.classify import make_classify
 from hierplan.nodes.context import file_names, ready_steps
 from hierplan.nodes.llm_step import make_llm_step
+from hierplan.nodes.memory import memory
 from hierplan.nodes.planner import make_planner, whole_task_planner
 from hierplan.nodes.read_requirements import make_after_requirements, make_read_requirements
 from hierplan.nodes.python_step import CodeRunner, make_python_step, run_alone, sandbox_runner
@@ -103,7 +106,8 @@ def make_dispatch(registered: Collection[str] = ()):
         if not options.parallel:
             ready = ready[:1]
         base = {"task": state["task"], "kind": state["kind"], "plan": state["plan"],
-                "results": state.get("results") or [], **({"files": state["files"]} if state.get("files") else {})}
+                "results": state.get("results") or [], **({"files": state["files"]} if state.get("files") else {}),
+                **({"conversation": state["conversation"]} if state.get("conversation") else {})}
         sends, llm = [], []
         for step in ready:
             if step["tool"] == "python":
@@ -166,6 +170,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     names = [t.name for t in tools]
     of = node_models(model)  # each node gets its role's model (hierplan.roles.NODES)
     graph = StateGraph(AgentState, input_schema=InputState, context_schema=RunOptions)
+    graph.add_node("memory", memory)
     graph.add_node("classify", make_classify(bool(tools)))
     graph.add_node("read_requirements", make_read_requirements(of["read_requirements"], base))
     graph.add_node("planner", make_planner(of["planner"], base, tools))
@@ -191,7 +196,8 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
         graph.add_node("structured_answer", make_structured_answer(of["structured_answer"], base, response_format))
         settled = "structured_answer"
 
-    graph.add_edge(START, "classify")
+    graph.add_edge(START, "memory")
+    graph.add_edge("memory", "classify")
     graph.add_conditional_edges("classify", make_after_classify(names),
                                 ["read_requirements", "planner", "whole_task_plan"])
     graph.add_conditional_edges("read_requirements", make_after_requirements(tuple(names)),
@@ -226,6 +232,7 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
                 run_code: CodeRunner | None = None, tools: Sequence[BaseTool] = (), file_store: FileStore | None = None,
                 tracing: Any = None, response_format: Any = None, mcp_servers: Mapping[str, Any] | None = None,
+                store: BaseStore | None | Literal[False] = None,
                 **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
@@ -236,6 +243,11 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     ``checkpointer``: any LangGraph checkpointer; None gives an in-memory one, so ``graph.invoke(None,
     same_config)`` resumes within this process (``hierplan.open_checkpointer(path)`` gives a SQLite file that
     survives it); False compiles without one, for a LangGraph Server, which brings its own.
+    ``store``: the LangGraph store (any ``BaseStore``) of the user's long-term memories, which the memory node
+    writes ("Remember that ...") and recalls in every later run, whatever its thread
+    (``hierplan.store.open_memory_store(db)``: SQLite or Postgres, surviving the process); None gives an
+    in-memory one (None with ``checkpointer=False``: the LangGraph Server's own); False, none (nothing is
+    remembered).
     ``options`` (RunOptions, with ``overrides`` of its fields such as ``approve=True``): the run's context
     unless the caller passes ``context=`` to invoke/stream. ``sampling``: each node's base sampling.
     ``tools``: LangChain tools (any BaseTool, a function decorated with ``@tool``, MCP tools from
@@ -275,11 +287,14 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
             raise
     graph = wire(model, sampling=sampling, run_code=run_code, tools=tools, file_store=file_store,
                  response_format=None if response_format is None else check_response_format(response_format))
+    if store is None and checkpointer is not False:
+        store = InMemoryStore()
+    store = store or None  # False: none
     if checkpointer is False:
-        compiled = graph.compile(name="hierplan")
+        compiled = graph.compile(name="hierplan", store=store)
     else:
         compiled = graph.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
-                                 name="hierplan")
+                                 name="hierplan", store=store)
     # bind: invoke/stream/batch get durability="sync" and these options unless the caller passes their own; the
     # binding forwards get_state, update_state, get_graph and the rest to the compiled graph.
     # the tracer goes into the compiled graph's own config (not the binding), so LangGraph Server, which runs the

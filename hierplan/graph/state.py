@@ -8,9 +8,9 @@ import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from hierplan.records import (AnswerCheckDict, ArtifactDict, AttemptDict, CallDict, FileDict,  # noqa: F401
-                              InstructionCheckDict, InstructionRoundDict, PlanDict, PlanFailureDict, ReplanDict,
-                              ResultDict, StepDict, StructuredCheckDict,
-                              Tool, VoteDict)  # ArtifactDict, InstructionRoundDict, Tool: re-exported
+                              InstructionCheckDict, InstructionRoundDict, MemoryDict, PlanDict, PlanFailureDict,
+                              ReplanDict, ResultDict, StepDict, StructuredCheckDict,
+                              Tool, TurnDict, VoteDict)  # ArtifactDict, InstructionRoundDict, Tool: re-exported
 from hierplan.rules.kind import TaskKind
 
 
@@ -57,6 +57,8 @@ class InputState(TypedDict):
     """The caller's word on the task's kind; without it the classify node decides."""
     files: NotRequired[list[FileDict]]
     """The user's files (hierplan.tools.files.load_files reads and checks paths into these records)."""
+    history: NotRequired[list[TurnDict]]
+    """The earlier turns of the conversation this run continues (hierplan.app.threads), oldest first."""
 
 
 class AgentState(TypedDict, total=False):
@@ -68,6 +70,14 @@ class AgentState(TypedDict, total=False):
     """numeric or writing: decided once (classify), read by every branch."""
     files: list[FileDict]
     """The user's files, from the input; never changed by a node."""
+    history: list[TurnDict]
+    """The earlier turns of the conversation this run continues, from the input; never changed by a node."""
+    memories: list[MemoryDict]
+    """The user's long-term memories the memory node read from the graph's store, newest first."""
+    remembered: MemoryDict
+    """What this run's task asked to be remembered (rules.conversation), as the memory node stored it."""
+    conversation: str
+    """The earlier turns and the memories as the prompts show them before the task ("" when there are none)."""
     plan: PlanDict
     plan_source: str
     """Which path produced the plan: constrained, model, retry, fallback, edited, or a server's structured mode."""
@@ -109,6 +119,8 @@ class StepPayload(TypedDict):
     results: list[ResultDict]
     files: NotRequired[list[FileDict]]
     """The user's files, when the run has any."""
+    conversation: NotRequired[str]
+    """The earlier turns and memories the prompts show, when the run has any."""
     step: StepDict
     call: NotRequired[ToolCallDict]
     """A registered tool's step whose call a person decided (approve_tools): tool_step calls it as decided;
@@ -124,4 +136,6 @@ class LlmStepsPayload(TypedDict):
     results: list[ResultDict]
     files: NotRequired[list[FileDict]]
     """The user's files, when the run has any."""
+    conversation: NotRequired[str]
+    """The earlier turns and memories the prompts show, when the run has any."""
     steps: list[StepDict]

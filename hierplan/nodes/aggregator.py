@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from hierplan.config import AGGREGATOR_CONTEXT_CHARS, SamplingConfig
 from hierplan.graph.state import AgentState
 from hierplan.nodes import prompts
-from hierplan.nodes.context import aggregator_results, artifacts_note, format_results
+from hierplan.nodes.context import asked, aggregator_results, artifacts_note, format_results
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
@@ -38,10 +38,10 @@ def aggregator_messages(state: AgentState) -> list:
         return [SystemMessage(prompts.AGGREGATOR_WRITING_SYSTEM),
                 HumanMessage(prompts.AGGREGATOR_WRITING_USER.format(
                     notes=prompts.AGGREGATOR_WRITING_NOTES.format(results=notes.strip()) if notes.strip() else "",
-                    goal=state["plan"]["goal"], task=state["task"],
+                    goal=state["plan"]["goal"], task=asked(state),
                     requirements=requirements_note(state.get("requirements") or [])))]
     user = prompts.AGGREGATOR_USER.format(
-        task=state["task"], goal=state["plan"]["goal"],
+        task=asked(state), goal=state["plan"]["goal"],
         results=((aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)")
                  + artifacts_note(results)),
         request=prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) else prompts.AGGREGATOR_REQUEST,

@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from hierplan.config import WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, FileDict
-from hierplan.nodes.context import files_note
+from hierplan.nodes.context import asked, files_note
 from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
@@ -54,7 +54,7 @@ def make_checker(model: BaseChatModel, base: SamplingConfig, run_alone: Callable
             node_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
             seed_key = (state["vote"]["step_id"], "tie-break", drawn - 1)
         files = state.get("files") or []
-        text, call = invoke_model(model, check_messages(state["task"], files=files), node_sampling,
+        text, call = invoke_model(model, check_messages(asked(state), files=files), node_sampling,
                                   node="python_check", seed=sampling.seed, seed_key=seed_key)
         program = run_alone(strip_code_fences(text), files)
         return {"checks": [program.model_dump(mode="json")], "calls": [call.model_dump()]}

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from hierplan.config import STEP_CONTEXT_CHARS, TOOL_DESCRIPTION_CHARS
-from hierplan.graph.state import AgentState, LlmStepsPayload, PlanDict, ResultDict, StepDict, StepPayload
+from hierplan.graph.state import (AgentState, LlmStepsPayload, MemoryDict, PlanDict, ResultDict, StepDict,
+                                  StepPayload, TurnDict)
 from hierplan.nodes import prompts
 from hierplan.rules.answer import computed_output
+from hierplan.rules.conversation import shown_memories, shown_turns
 
 
 def file_names(state: AgentState) -> list[str]:
@@ -136,3 +138,32 @@ def artifacts_note(results: Sequence[ResultDict]) -> str:
     """The aggregator's line naming the files the steps saved ("" when none did)."""
     names = [f"out/{a['name']}" for r in results for a in r.get("artifacts") or []]
     return prompts.ARTIFACTS_SAVED.format(names=", ".join(names)) if names else ""
+
+
+def conversation_note(history: Sequence[TurnDict], memories: Sequence[MemoryDict]) -> str:
+    """What the prompts show of a thread's earlier turns and the user's memories ("" when there are none): the
+    turns as rules.conversation cuts them, each with the files it had or saved, then the memories."""
+    parts = []
+    left_out, turns = shown_turns(history)
+    if turns:
+        lines = [prompts.CONVERSATION_HEADER]
+        if left_out:
+            lines.append(prompts.CONVERSATION_LEFT_OUT.format(count=left_out))
+        for t in turns:
+            lines.append(prompts.CONVERSATION_TURN.format(turn=t["turn"], task=t["task"],
+                                                          final=t["final"] or "(no answer)"))
+            names = [f["name"] for f in t.get("files") or []] + [a["name"] for a in t.get("artifacts") or []]
+            if names:
+                lines.append(prompts.CONVERSATION_FILES.format(names=", ".join(names)))
+        parts.append("\n".join(lines))
+    if shown := shown_memories(memories):
+        parts.append("\n".join([prompts.MEMORIES_HEADER, *(prompts.MEMORY_LINE.format(text=m) for m in shown)]))
+    return "\n\n".join(parts)
+
+
+def asked(state: AgentState | StepPayload | LlmStepsPayload, limit: int | None = None) -> str:
+    """The task as a prompt shows it: after the earlier turns and memories (the memory node's ``conversation``)
+    when the run has any, else the task alone, as before threads; ``limit`` cuts the task, never the note."""
+    task = state["task"] if limit is None else truncate(state["task"], limit)
+    note = state.get("conversation") or ""
+    return prompts.TASK_IN_CONVERSATION.format(conversation=note, task=task) if note else task

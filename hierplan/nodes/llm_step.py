@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from hierplan.config import TASK_CONTEXT_CHARS, SamplingConfig
 from hierplan.graph.state import AgentState, LlmStepsPayload, StepDict
 from hierplan.nodes import prompts
-from hierplan.nodes.context import files_note, prior_results, step_request, truncate
+from hierplan.nodes.context import asked, files_note, prior_results, step_request
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_batch
 from hierplan.options import RunOptions, run_options
@@ -20,7 +20,7 @@ from hierplan.schema import StepResult
 
 def step_messages(state: LlmStepsPayload, step: StepDict) -> list:
     plan = state["plan"]
-    system = prompts.STEP_SYSTEM.format(task=truncate(state["task"], TASK_CONTEXT_CHARS), goal=plan["goal"],
+    system = prompts.STEP_SYSTEM.format(task=asked(state, TASK_CONTEXT_CHARS), goal=plan["goal"],
                                         assumptions="; ".join(plan["assumptions"]) or "none")
     user = step_request(prior_results(state, step), step) + files_note(state.get("files") or [])
     return [SystemMessage(system), HumanMessage(user)]

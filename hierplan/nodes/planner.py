@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from hierplan.config import RETRY_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, PlanFailureDict
 from hierplan.nodes import prompts
-from hierplan.nodes.context import file_names, files_note, tools_offered
+from hierplan.nodes.context import asked, file_names, files_note, tools_offered
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import NoJSONFound, extract_json_object
 from hierplan.nodes.model_call import invoke_model, invoke_structured
@@ -107,7 +107,7 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
         bound, reason = plan_size(kind, task, file_names(state), names)
         failures: list[PlanFailureDict] = []
         calls = []
-        user = HumanMessage(prompts.PLANNER_USER.format(task=task) + files_note(state.get("files") or []) + offered)
+        user = HumanMessage(prompts.PLANNER_USER.format(task=asked(state)) + files_note(state.get("files") or []) + offered)
         first = None
         if options.constrain:
             got = invoke_structured(model, [SystemMessage(prompts.PLANNER_SYSTEM), *shown, user],

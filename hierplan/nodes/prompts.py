@@ -277,3 +277,13 @@ Take every value from the answer: its numbers, names and lists as it states them
 STRUCTURED_USER = "Task: {task}\n\n{notes}The answer:\n{final}"
 STRUCTURED_NOTES = "Notes from the work on it:\n{results}\n\n"
 STRUCTURED_RETRY = "That JSON does not fit the schema: {error}\nWrite the whole JSON object again, corrected."
+
+# A turn of a thread (hierplan run --thread), and a user's long-term memories: shown before the task wherever a
+# prompt shows the task (nodes.context.asked); a run with neither keeps every prompt as it was.
+CONVERSATION_HEADER = "Earlier in this conversation:"
+CONVERSATION_LEFT_OUT = "({count} earlier turns not shown.)"
+CONVERSATION_TURN = "Turn {turn}. The user asked: {task}\nYour answer: {final}"
+CONVERSATION_FILES = "Files from that turn, which a Python step reads at ./data/NAME: {names}"
+MEMORIES_HEADER = "What you remember about the user (from earlier conversations):"
+MEMORY_LINE = "- {text}"
+TASK_IN_CONVERSATION = "{conversation}\n\nThe user's request now (it may point back to the turns above): {task}"

@@ -17,7 +17,7 @@ from hierplan.config import ARTIFACT_MAX_BYTES, TASK_CONTEXT_CHARS, WARM_TEMPERA
 from hierplan.graph.state import AgentState, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
 from hierplan.nodes.checker import check_messages
-from hierplan.nodes.context import earlier_programs, files_note, prior_results, step_request, truncate
+from hierplan.nodes.context import asked, earlier_programs, files_note, prior_results, step_request, truncate
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
@@ -190,7 +190,7 @@ def _callable_without_arguments(func: ast.FunctionDef) -> bool:
 
 def code_request(task: str, results: list[ResultDict], step: StepDict) -> str:
     """The user turn asking for a step's program: the task, earlier results, and the step."""
-    return prompts.CODE_USER.format(task=truncate(task, TASK_CONTEXT_CHARS),
+    return prompts.CODE_USER.format(task=task,
                                     step=step_request(results, step, programs=True))
 
 
@@ -201,8 +201,8 @@ def step_messages(payload: StepPayload, files: Sequence[Any], examples: list) ->
     and the user's files."""
     step = payload["step"]
     if whole_task_step(payload["kind"], payload["plan"], files):
-        return check_messages(payload["task"], outline=plan_outline(step), files=files)
-    request = code_request(payload["task"], prior_results(payload, step), step)
+        return check_messages(asked(payload), outline=plan_outline(step), files=files)
+    request = code_request(asked(payload, TASK_CONTEXT_CHARS), prior_results(payload, step), step)
     if files:
         request += files_note(files, code=True)
     if payload["kind"] == NUMERIC and step["id"] == last_python_step(payload["plan"]):

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from hierplan.config import SamplingConfig
 from hierplan.graph.state import AgentState, PlanDict, ReplanDict, ResultDict, StepDict
 from hierplan.nodes import prompts
-from hierplan.nodes.context import format_results, tools_offered, truncate
+from hierplan.nodes.context import asked, format_results, tools_offered, truncate
 from hierplan.nodes.model_call import structured_or_text
 from hierplan.nodes.planner import parse_plan
 from hierplan.options import RunOptions, run_options
@@ -57,7 +57,7 @@ def make_replanner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[B
         done_ids = {r["step_id"] for r in state.get("results") or []}
         pending = [s for s in plan["steps"] if s["id"] not in done_ids]
         user = prompts.REPLANNER_USER.format(
-            task=state["task"], goal=plan["goal"],
+            task=asked(state), goal=plan["goal"],
             done=format_results([r for r in state["results"] if r["ok"]]) or "(none)",
             failed_id=failed["step_id"], failed_title=failed["title"],
             error=truncate(failed.get("error") or "failed", ERROR_CHARS),

@@ -28,6 +28,7 @@ from langgraph.runtime import Runtime
 from hierplan.config import MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, InstructionCheckDict, InstructionRoundDict
 from hierplan.nodes import prompts
+from hierplan.nodes.context import asked
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
@@ -122,7 +123,7 @@ def make_reviser(model: BaseChatModel, base: SamplingConfig):
         node_sampling = sampling.aggregator if attempt == 1 else replace(
             sampling.aggregator, temperature=max(sampling.aggregator.temperature, WARM_TEMPERATURE))
         emit("node_started", node="reviser")
-        text, call = invoke_model(model, revise_messages(state["task"], check["to_fix"]), node_sampling,
+        text, call = invoke_model(model, revise_messages(asked(state), check["to_fix"]), node_sampling,
                                   node="reviser", seed=sampling.seed, seed_key=(attempt,))
         return {"revision": text.strip(), "calls": [call.model_dump()]}
 

@@ -24,7 +24,7 @@ from hierplan.config import (STRUCTURED_MAX_NEW_TOKENS, STRUCTURED_NOTE_CHARS, S
                              SamplingConfig)
 from hierplan.graph.state import AgentState, StructuredCheckDict
 from hierplan.nodes import prompts
-from hierplan.nodes.context import format_results, truncate
+from hierplan.nodes.context import asked, format_results
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import extract_json_object
 from hierplan.nodes.model_call import Structured, structured_or_text
@@ -42,7 +42,7 @@ def structured_messages(state: AgentState, schema: type[BaseModel]) -> list:
     return [SystemMessage(prompts.STRUCTURED_SYSTEM.format(
                 schema=json.dumps(schema.model_json_schema(), ensure_ascii=False))),
             HumanMessage(prompts.STRUCTURED_USER.format(
-                task=truncate(state["task"], TASK_CONTEXT_CHARS),
+                task=asked(state, TASK_CONTEXT_CHARS),
                 notes=prompts.STRUCTURED_NOTES.format(results=notes) if notes else "", final=state["final"]))]
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from hierplan.config import TASK_CONTEXT_CHARS, TOOL_TIMEOUT_S, Sampling, SamplingConfig
 from hierplan.graph.state import AgentState, StepDict, StepPayload, ToolCallDict
 from hierplan.nodes import prompts
-from hierplan.nodes.context import prior_results, step_request, tool_description, truncate
+from hierplan.nodes.context import asked, prior_results, step_request, tool_description
 from hierplan.nodes.events import emit
 from hierplan.nodes.json_extract import extract_json_object
 from hierplan.nodes.model_call import structured_or_text
@@ -35,7 +35,7 @@ def tool_messages(payload: StepPayload, tool: BaseTool, schema: type[BaseModel])
     step = payload["step"]
     system = prompts.TOOL_SYSTEM.format(name=tool.name, description=tool_description(tool),
                                         schema=json.dumps(schema.model_json_schema(), ensure_ascii=False))
-    user = prompts.TOOL_USER.format(task=truncate(payload["task"], TASK_CONTEXT_CHARS),
+    user = prompts.TOOL_USER.format(task=asked(payload, TASK_CONTEXT_CHARS),
                                     step=step_request(prior_results(payload, step), step))
     return [SystemMessage(system), HumanMessage(user)]
 

@@ -31,6 +31,18 @@ def format_kind(kind: str | None) -> str:
     return f"kind: {kind or 'not decided yet'}"
 
 
+def format_memory(turns: int, remembered: str | None, recalled: int) -> str:
+    """What the memory node did: the earlier turns seen, the fact kept, the memories recalled ("" when none)."""
+    parts = []
+    if turns:
+        parts.append(f"saw {turns} earlier turn{'s' if turns != 1 else ''}")
+    if remembered:
+        parts.append(f"remembered: {remembered}")
+    if recalled:
+        parts.append(f"recalled {recalled} memor{'ies' if recalled != 1 else 'y'}")
+    return "memory: " + "; ".join(parts) if parts else ""
+
+
 def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     """One line per step: "  1. [python] Compute the total"."""
     return [f"  {step['id']}. [{step['tool']}] {step['title']}" for step in plan.get("steps") or []]

@@ -16,7 +16,7 @@ from hierplan.errors import UsageError
 from hierplan.store.runs import STATUSES, RunRecord, RunStore, check_run_id
 
 __all__ = ["MEMORY", "STATUSES", "RunRecord", "RunStore", "backend", "check_run_id", "database_errors",
-           "display_name", "is_postgres", "open_checkpointer", "open_file_store", "read_checkpoint"]
+           "display_name", "is_postgres", "open_checkpointer", "open_file_store", "open_memory_store", "read_checkpoint"]
 
 MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -66,6 +66,12 @@ def open_checkpointer(db: str = MEMORY):
 def open_file_store(db: str = MEMORY):
     """The file store of ``db`` (hierplan.store.files): where its runs' files are kept by sha256."""
     return backend(db).open_file_store(db)
+
+
+def open_memory_store(db: str = MEMORY):
+    """The LangGraph store of ``db`` (SqliteStore or PostgresStore) that keeps the users' long-term memories
+    (nodes.memory), its tables set up on first use; build_graph(store=...) takes it."""
+    return backend(db).open_memory_store(db)
 
 
 def database_errors(db: str, writing: bool = False) -> AbstractContextManager[None]:

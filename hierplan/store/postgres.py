@@ -30,6 +30,7 @@ from typing import Any, BinaryIO, Iterator
 
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.store.postgres import PostgresStore
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -150,6 +151,7 @@ def _setup(url: str) -> None:
                                     f"setting it up for {SETUP_WAIT_S} s")
             time.sleep(0.05)
         PostgresSaver(conn).setup()
+        PostgresStore(conn).setup()  # the users' long-term memories (nodes.memory): tables store, store_migrations
         conn.execute(_SCHEMA)
         for statement in _FILES_SCHEMA:
             conn.execute(statement)
@@ -168,7 +170,7 @@ def _pool(url: str, kind: str) -> ConnectionPool:
         pool = _pools.get((url, kind))
         if pool is None or pool.closed:
             connection = _connect_kwargs(url)
-            if kind == "checkpoints":  # what PostgresSaver.from_conn_string sets
+            if kind in ("checkpoints", "memories"):  # what PostgresSaver's and PostgresStore's from_conn_string set
                 connection.update(prepare_threshold=0, row_factory=dict_row)
             check = ConnectionPool.check_connection if kind != "checkpoints" else None
             pool = _pools[(url, kind)] = ConnectionPool(
@@ -193,6 +195,12 @@ def open_checkpointer(url: str):
     """A LangGraph PostgresSaver on a connection pool (the settings its from_conn_string uses)."""
     _setup(url)
     return PostgresSaver(_pool(url, "checkpoints"))
+
+
+def open_memory_store(url: str):
+    """A LangGraph PostgresStore (the users' long-term memories) on a connection pool of its own."""
+    _setup(url)
+    return PostgresStore(_pool(url, "memories"))
 
 
 def open_run_store(url: str) -> "PostgresRunStore":

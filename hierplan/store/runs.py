@@ -21,6 +21,10 @@ COLUMNS = "id, task, status, started, updated, pid, host, options, error"
 MODEL_INFO_KEY = "loaded_model"
 # Each role's loaded model (hierplan.roles), kept beside it only when the roles' models differ.
 ROLE_MODELS_KEY = "loaded_models"
+# A turn of a thread (``hierplan run --thread T``): the thread's id and the turn's number, kept in the options
+# column (no other column changes, so a database made before threads needs no migration).
+THREAD_KEY = "thread"
+TURN_KEY = "turn"
 
 
 @dataclass
@@ -46,10 +50,21 @@ class RunRecord:
         all (``model`` is the executor's)."""
         return self.options.get(ROLE_MODELS_KEY)
 
+    @property
+    def thread(self) -> str | None:
+        """The thread this run is a turn of; None for a run started on its own."""
+        return self.options.get(THREAD_KEY)
+
+    @property
+    def turn(self) -> int | None:
+        """Its turn's number in its thread (1 for the first); None for a run started on its own."""
+        return self.options.get(TURN_KEY)
+
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status, "task": self.task,
                 "started": _iso(self.started), "updated": _iso(self.updated), "error": self.error,
-                "model": self.model, **({"models": self.models} if self.models else {})}
+                "model": self.model, **({"models": self.models} if self.models else {}),
+                **({"thread": self.thread, "turn": self.turn} if self.thread else {})}
 
 
 def _iso(ts: float) -> str:

@@ -96,6 +96,19 @@ def open_file_store(path: str = MEMORY):
     return sqlite_store(path)
 
 
+def open_memory_store(path: str = MEMORY):
+    """A LangGraph SqliteStore in the same file as the checkpoints (its own tables, ``store`` and
+    ``store_migrations``), on a connection of its own in autocommit mode, as the store's transactions need."""
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = connect(path)
+    conn.isolation_level = None  # the store opens and commits its own transactions (BEGIN ... COMMIT)
+    store = SqliteStore(conn)
+    with database_errors(path, writing=True):
+        store.setup()
+    return store
+
+
 def display_name(path: str) -> str:
     return path
 
