@@ -282,3 +282,35 @@ def eventually(check, seconds: float = 5.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def test_threads_and_memories_live_in_postgres_and_a_new_process_recalls_them(models, pg_url, tmp_path):
+    """A thread's turns and a remembered fact, on Postgres; the next turn and another thread in a new process
+    (tests/cli_worker.py, its scripted model computing from the earlier answer it is shown)."""
+    import os
+
+    from helpers import WORKER
+
+    scripts, _ = models
+    scripts.append({"aggregator": ["The answer is 51."]})
+    assert cli("run", "--thread", "pg", "What is 17 * 3?", "--db", pg_url)[0] == 0
+    scripts.append({"aggregator": ["Noted."]})
+    code, out, err = cli("run", "--thread", "pg", "Remember that my team is Blue.", "--db", pg_url)
+    assert code == 0, err
+    assert query(pg_url, "SELECT key, value->>'text' FROM store WHERE prefix = 'memories.local'") == [
+        (saved_values(pg_url, "pg-2")["remembered"]["key"], "my team is Blue")]
+
+    spec = {"final": "Your team is Blue.", "add_to_earlier": True}
+    env = dict(os.environ, HIERPLAN_WORKER_SPEC=json.dumps(spec))
+    for argv in (["run", "--thread", "pg", "now add 100 to the first answer", "--kind", "numeric"],
+                 ["run", "--thread", "other", "Which team am I on?"]):
+        done = subprocess.run([sys.executable, WORKER, *argv, "--db", pg_url], capture_output=True, text=True,
+                              timeout=120, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    third = saved_values(pg_url, "pg-3")
+    assert [t["turn"] for t in third["history"]] == [1, 2] and third["results"][-1]["stdout"].strip() == "151"
+    other = saved_values(pg_url, "other")
+    assert [m["text"] for m in other["memories"]] == ["my team is Blue"]
+    assert "- my team is Blue" in other["conversation"] and "history" not in other
+    code, out, _ = cli("runs", "--thread", "pg", "--json", "--db", pg_url)
+    assert [(r["id"], r["turn"]) for r in json.loads(out)] == [("pg", 1), ("pg-2", 2), ("pg-3", 3)]

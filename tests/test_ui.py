@@ -306,3 +306,18 @@ def test_the_form_chooses_among_the_hosts_mcp_servers_by_name(tmp_path, monkeypa
     first = saved_values(db, run_id)["results"][0]
     assert first["ok"] and first["output"].startswith("The capital of Atlantis is Poseidonia")
     assert fakes.model.count("tool_step") == 1
+
+def test_a_thread_is_started_and_continued_from_the_page(page):
+    first = page.start("Write a checklist for a picnic", thread="picnic")
+    assert first == "picnic" and page.wait(first, "done", "failed") == "done"
+    html = page.client.get(f"/runs/{first}").text
+    assert '<span id="thread">thread picnic, turn 1</span>' in html
+    assert 'id="next-turn"' in html and 'name="thread" value="picnic"' in html
+    second = page.start("Now shorten it", thread="picnic")  # what the run page's "Next turn" form posts
+    assert second == "picnic-2" and page.wait(second, "done", "failed") == "done"
+    saved = RunStore.open(page.db).get(second)
+    assert (saved.thread, saved.turn) == ("picnic", 2)
+    assert "<td>picnic #2</td>" in page.client.get("/").text
+    from helpers import saved_values
+
+    assert [t["task"] for t in saved_values(page.db, second)["history"]] == ["Write a checklist for a picnic"]

@@ -167,7 +167,8 @@ class Page:
                     form = await form_of(request)
                 options = from_form(form)
                 run_id = await run_in_threadpool(self._start, form.get("task") or "", options,
-                                                 form.get("kind") or None, uploads, folder)
+                                                 form.get("kind") or None, uploads, folder,
+                                                 str(form.get("thread") or "").strip() or None)
         except UsageError as exc:
             return await self.runs(request, error=str(exc), form=form, status=400)
         except Exception as exc:  # noqa: BLE001
@@ -175,11 +176,11 @@ class Page:
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     def _start(self, task: str, options: dict[str, Any], kind: str | None, uploads: list[Upload],
-               folder: str) -> str:
+               folder: str, thread: str | None = None) -> str:
         """A new run with the uploads as its files, read by the run service as `--file` is (copied into the
-        file store by streaming)."""
+        file store by streaming); with ``thread``, that thread's next turn."""
         with upload_errors(uploads, folder):
-            return self.runner.start(task, options, kind, files=[u.path for u in uploads])
+            return self.runner.start(task, options, kind, files=[u.path for u in uploads], thread=thread)
 
     async def decide(self, request: Request):
         run_id = request.path_params["run_id"]

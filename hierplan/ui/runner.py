@@ -83,11 +83,12 @@ class Runner:
 
     # --- actions ------------------------------------------------------------------------------------------
     def start(self, task: str, form_options: Mapping[str, Any], kind: str | None = None,
-              run_id: str | None = None, files: Sequence[str | os.PathLike] = ()) -> str:
+              run_id: str | None = None, files: Sequence[str | os.PathLike] = (), thread: str | None = None) -> str:
         """A new run; ``form_options`` (by option name) over the server's; ``files`` read and checked as
-        `hierplan run --file` reads them, before the run is recorded (the paths may go once this returns)."""
+        `hierplan run --file` reads them, before the run is recorded (the paths may go once this returns);
+        ``thread``: the run is that thread's next turn, as `hierplan run --thread`."""
         options = RunOptions.from_dict({**self.options, **form_options})
-        return self._spawn(self.service.start(task, options, kind=kind, run_id=run_id, files=files))
+        return self._spawn(self.service.start(task, options, kind=kind, run_id=run_id, files=files, thread=thread))
 
     def resume(self, run_id: str) -> str:
         with self._lock:
