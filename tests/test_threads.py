@@ -133,7 +133,7 @@ def test_a_remembered_fact_is_recalled_in_another_thread_and_only_for_its_user()
 
 def test_a_graph_without_a_store_remembers_nothing():
     model = ScriptedChatModel(default={"aggregator": "Noted."})
-    out = build_graph(model, store=False).invoke({"task": "Remember that my team is Blue."},
+    out = build_graph(model).invoke({"task": "Remember that my team is Blue."},
                                                  {"configurable": {"thread_id": "a"}})
     assert "remembered" not in out and out["memories"] == []
 

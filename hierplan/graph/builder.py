@@ -20,7 +20,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
-from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
 from hierplan.config import RECURSION_LIMIT, SamplingConfig
@@ -232,7 +231,7 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
                 options: RunOptions | None = None, sampling: SamplingConfig | None = None,
                 run_code: CodeRunner | None = None, tools: Sequence[BaseTool] = (), file_store: FileStore | None = None,
                 tracing: Any = None, response_format: Any = None, mcp_servers: Mapping[str, Any] | None = None,
-                store: BaseStore | None | Literal[False] = None,
+                store: BaseStore | None = None,
                 **overrides: Any) -> Any:
     """Compile the agent: the one way every entry point (Python, CLI, web page, server, eval) gets it.
 
@@ -245,9 +244,10 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
     survives it); False compiles without one, for a LangGraph Server, which brings its own.
     ``store``: the LangGraph store (any ``BaseStore``) of the user's long-term memories, which the memory node
     writes ("Remember that ...") and recalls in every later run, whatever its thread
-    (``hierplan.store.open_memory_store(db)``: SQLite or Postgres, surviving the process); None gives an
-    in-memory one (None with ``checkpointer=False``: the LangGraph Server's own); False, none (nothing is
-    remembered).
+    (``hierplan.store.open_memory_store(db)``: SQLite or Postgres, surviving the process; LangGraph's
+    ``InMemoryStore()`` for one process). None, as LangGraph's compile takes it: none, so nothing is remembered
+    and one run's task never reaches another's prompts (an evaluation's tasks stay apart); with
+    ``checkpointer=False`` a LangGraph Server gives the graph its own.
     ``options`` (RunOptions, with ``overrides`` of its fields such as ``approve=True``): the run's context
     unless the caller passes ``context=`` to invoke/stream. ``sampling``: each node's base sampling.
     ``tools``: LangChain tools (any BaseTool, a function decorated with ``@tool``, MCP tools from
@@ -287,9 +287,6 @@ def build_graph(model: ChatModels, checkpointer: BaseCheckpointSaver | None | Li
             raise
     graph = wire(model, sampling=sampling, run_code=run_code, tools=tools, file_store=file_store,
                  response_format=None if response_format is None else check_response_format(response_format))
-    if store is None and checkpointer is not False:
-        store = InMemoryStore()
-    store = store or None  # False: none
     if checkpointer is False:
         compiled = graph.compile(name="hierplan", store=store)
     else:
