@@ -16,7 +16,8 @@ from hierplan.errors import UsageError
 from hierplan.store.runs import STATUSES, RunRecord, RunStore, check_run_id
 
 __all__ = ["MEMORY", "STATUSES", "RunRecord", "RunStore", "backend", "check_run_id", "database_errors",
-           "display_name", "is_postgres", "open_checkpointer", "open_file_store", "open_memory_store", "read_checkpoint"]
+           "display_name", "is_postgres", "open_checkpointer", "open_file_store", "open_memory_store",
+           "read_checkpoint"]
 
 MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
