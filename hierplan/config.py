@@ -211,3 +211,7 @@ def file_cache_dir() -> Path:
 def default_db_path() -> str:
     """$HIERPLAN_DB, else runs.sqlite in the state directory."""
     return os.environ.get("HIERPLAN_DB") or str(state_dir() / "runs.sqlite")
+
+# The terminal's live view of a run (hierplan/cli/output.py): under the progress line, the last lines of each
+# step's text as the model writes it.
+PREVIEW_LINES = 4

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import sqlite3
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Iterator
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field
 
 from hierplan.nodes import prompts
@@ -46,13 +48,47 @@ def node_of(messages: list[BaseMessage], graph_node: str | None = None) -> str:
     return "llm_step"
 
 
+def graph_node(run_manager) -> str | None:
+    """The LangGraph node a call comes from: its run metadata, or (LangChain calls ``_stream`` without the run
+    manager) the node's own config."""
+    if run_manager is not None and run_manager.metadata:
+        return run_manager.metadata.get("langgraph_node")
+    from langgraph.config import get_config
+
+    try:
+        return get_config().get("metadata", {}).get("langgraph_node")
+    except RuntimeError:  # not inside a graph run
+        return None
+
+
 NO_REQUIREMENTS = '{"requirements": []}'
 """read_requirements' reply unless a test scripts one: the task states no requirement the model reads."""
+STREAM_HOLD_S = 20.0
+"""The longest a Streamed reply waits at a held point (a test that forgets to let it go fails, not hangs)."""
+
+
+class Streamed:
+    """A scripted reply given in pieces: streamed (``stream_mode="messages"``), each piece is one chunk, and a
+    ``threading.Event`` among them holds the stream there until it is set (the test sees the pieces before it);
+    invoked without streaming, the pieces' text at once."""
+
+    def __init__(self, *pieces: Any):
+        self.pieces = pieces
+
+    @property
+    def text(self) -> str:
+        return "".join(p for p in self.pieces if isinstance(p, str))
+
+
+def pieces_of(text: str) -> list[str]:
+    """How the fake streams a plain reply: word by word, each word with the spaces after it."""
+    return re.findall(r"\s*\S+\s*", text) or ([text] if text else [])
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Replies come from per-node queues (str, or callable(messages) -> str, or callable(messages, kwargs) ->
-    str), then from ``default``; every call is recorded."""
+    """Replies come from per-node queues (str, Streamed, or callable(messages) -> str, or callable(messages,
+    kwargs) -> str), then from ``default``; every call is recorded. Streamed (LangGraph's messages stream attaches
+    a streaming callback to every call in a node), a reply comes word by word, or as a Streamed's pieces."""
 
     script: dict[str, list[Any]] = Field(default_factory=dict)
     default: dict[str, Any] = Field(default_factory=dict)
@@ -62,18 +98,33 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted-fake"
 
-    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs) -> ChatResult:
-        node = node_of(messages, ((run_manager and run_manager.metadata) or {}).get("langgraph_node"))
+    def _reply(self, messages: list[BaseMessage], run_manager, kwargs) -> Any:
+        kwargs.pop("stream", None)  # LangChain's per-call switch (model_call sends stream=False), not sampling
+        node = node_of(messages, graph_node(run_manager))
         self.calls.append({"node": node, "messages": messages, "kwargs": kwargs})
         queue = self.script.get(node) or []
         reply = queue.pop(0) if queue else self.default.get(node, NO_REQUIREMENTS if node == "read_requirements"
                                                              else f"{node} reply {len(self.calls)}")
         if isinstance(reply, BaseException):
             raise reply
+        if isinstance(reply, Streamed):
+            return reply
         # A callable reply of two parameters also sees the call's keyword arguments (temperature, seed, ...).
         takes_kwargs = callable(reply) and len(inspect.signature(reply).parameters) == 2
-        text = (reply(messages, kwargs) if takes_kwargs else reply(messages)) if callable(reply) else reply
+        return (reply(messages, kwargs) if takes_kwargs else reply(messages)) if callable(reply) else reply
+
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs) -> ChatResult:
+        reply = self._reply(messages, run_manager, kwargs)
+        text = reply.text if isinstance(reply, Streamed) else reply
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+    def _stream(self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs) -> Iterator[Any]:
+        reply = self._reply(messages, run_manager, kwargs)
+        for piece in reply.pieces if isinstance(reply, Streamed) else pieces_of(reply):
+            if isinstance(piece, threading.Event):
+                piece.wait(STREAM_HOLD_S)
+            else:
+                yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
 
     def count(self, node: str) -> int:
         return sum(1 for c in self.calls if c["node"] == node)
@@ -116,6 +167,12 @@ def plan_json(tools: list[str], goal: str = "Do the task", fenced: bool = False,
     elif prose:
         text = f"Sure! The plan is {text} and that is all."
     return text
+
+
+def answer_token(text: str, offset: int = 0, node: str = "aggregator", done: bool = False) -> dict:
+    """A ``token`` event of the answer, as hierplan.app.events.TokenEvents sends it."""
+    return {"event": "token", "node": node, "step_id": None, "attempt": None, "offset": offset, "text": text,
+            "done": done}
 
 
 class FakeExecution:

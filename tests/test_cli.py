@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
-from fakes import plan_json
+from fakes import answer_token, plan_json
 from hierplan.cli.main import main
 from hierplan.cli.run_cmd import DEMO_TASK
 
-LIVE_EVENTS = {"planning", "kind", "steps_started", "code_attempt", "step_check", "node_started", "final_token",
+LIVE_EVENTS = {"planning", "kind", "steps_started", "code_attempt", "step_check", "node_started", "token",
                "instruction_check", "requirements"}
 # A writing task with parts (rules.plan PARTS_RE): the planner plans it (one piece of writing is planned by rule)
 TASK = "Compute it in steps"
@@ -77,13 +77,13 @@ def test_run_json_emits_one_event_per_line(models, db, capsys):
                                                 "final", "run_finished"]
     # live progress as it happens: the task's kind, its requirements read, planning, each step starting, the
     # code attempt, the answer streamed, then checked against the task's instructions
-    assert [e["event"] for e in live if e["event"] != "final_token"] == [
+    assert [e["event"] for e in live if e["event"] != "token"] == [
         "kind", "node_started", "requirements", "planning", "steps_started", "steps_started", "code_attempt",
         "steps_started", "node_started", "instruction_check"]
     assert live[0] == {"event": "kind", "kind": "writing", "given": False}
     assert live[1] == {"event": "node_started", "node": "read_requirements"}
     assert live[2]["requirements"] == []  # the task states none
-    assert "".join(e["text"] for e in live if e["event"] == "final_token") == "THE FINAL ANSWER"
+    assert "".join(e["text"] for e in live if e["event"] == "token" and e["node"] == "aggregator") == "THE FINAL ANSWER"
     assert every.index(live[-1]) < every.index(events[-2])  # streamed before the final event
     assert events[-1]["status"] == "done" and events[-1]["final"] == "THE FINAL ANSWER"
     assert [e["step_id"] for e in events if e["event"] == "step_finished"] == [1, 2, 3]
@@ -188,8 +188,8 @@ def test_the_terminal_shows_the_answer_as_checked_when_it_differs_from_what_stre
 
     out = io.StringIO()
     reporter = HumanReporter(out=out)
-    for piece in ("Final answer: ", "3"):
-        reporter.live({"event": "final_token", "text": piece})
+    for offset, piece in ((0, "Final answer: "), (14, "3")):
+        reporter.live(answer_token(piece, offset))
     reporter.update("aggregator", {"final": "Final answer: 3"})
     reporter.update("check_instructions", {"final": "- Green tea\n- Mint"})  # a later node changed it
     reporter.run_finished("r", "done", final="- Green tea\n- Mint")
@@ -197,7 +197,7 @@ def test_the_terminal_shows_the_answer_as_checked_when_it_differs_from_what_stre
     assert shown.index("Final answer: 3") < shown.index("Final answer, as checked") < shown.index("- Green tea")
     same = io.StringIO()
     reporter = HumanReporter(out=same)
-    reporter.live({"event": "final_token", "text": "- Green tea"})
+    reporter.live(answer_token("- Green tea"))
     reporter.run_finished("r", "done", final="- Green tea")
     assert "as checked" not in same.getvalue() and same.getvalue().count("- Green tea") == 1
     unstreamed = io.StringIO()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fakes import ScriptedChatModel, plan_json
+from fakes import ScriptedChatModel, answer_token, plan_json
 from langgraph.graph import END, START, StateGraph
 
 from hierplan import build_graph
@@ -216,14 +216,14 @@ def test_the_terminal_shows_the_checked_answer_when_it_differs_from_what_streame
 
     out = io.StringIO()
     reporter = HumanReporter(out=out)
-    for piece in ("Final answer: ", "3"):
-        reporter.live({"event": "final_token", "text": piece})
+    for offset, piece in ((0, "Final answer: "), (14, "3")):
+        reporter.live(answer_token(piece, offset))
     reporter.run_finished("r", "done", final=GOOD)
     shown = out.getvalue()
     assert shown.index("Final answer: 3") < shown.index("Final answer, as checked") < shown.index("- Green tea")
     same = io.StringIO()
     reporter = HumanReporter(out=same)
-    reporter.live({"event": "final_token", "text": GOOD})
+    reporter.live(answer_token(GOOD))
     reporter.run_finished("r", "done", final=GOOD)
     assert "as checked" not in same.getvalue() and same.getvalue().count("- Green tea") == 1
 

@@ -184,9 +184,10 @@ def test_events_stream_a_run_live_and_end_with_it(page):
             if line.startswith("event: idle"):
                 break
     kinds = [e["event"] for e in events]
-    for kind in ("plan", "steps_started", "step_finished", "final_token", "final", "run_finished"):
+    for kind in ("plan", "steps_started", "step_finished", "token", "final", "run_finished"):
         assert kind in kinds, kinds
-    assert "".join(e["text"] for e in events if e["event"] == "final_token") == "The final answer is 42."
+    answer = [e for e in events if e["event"] == "token" and e["node"] == "aggregator"]
+    assert "".join(e["text"] for e in answer) == "The final answer is 42."
     assert events[kinds.index("run_finished")]["status"] == "done"
     # a run this server does not work on: the stream says so at once
     with page.client.stream("GET", f"/runs/{run_id}/events") as r:

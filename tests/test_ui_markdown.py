@@ -152,7 +152,7 @@ def test_the_streamed_answer_is_text_until_it_is_final(page):
     run_id = page.start()
     assert gate.entered.wait(20)
     html = page.client.get(f"/runs/{run_id}/body").text
-    assert '<pre id="live-final" class="streaming">' in html and 'id="final"' not in html
+    assert '<pre id="live-final" class="streaming" data-attempt="">' in html and 'id="final"' not in html
     gate.opened.set()
     assert page.wait(run_id, "done") == "done"
     html = page.client.get(f"/runs/{run_id}/body").text

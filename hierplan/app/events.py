@@ -6,8 +6,9 @@ Events, in order: ``run_started``, ``plan`` (the plan as it runs, tools decided;
 ``request: "tool_call"``, ``step_id``, ``tool``, ``arguments``), ``final`` (the run's answer, as checked),
 ``structured_response`` (with a response_format: the answer as its schema, or why none fit), ``run_finished``;
 between them the nodes' own live events (``planning``, ``kind``, ``steps_started``,
-``code_attempt``, ``tool_call``, ``node_started``, ``final_token``, ...: LangGraph custom stream events, passed on
-as they are).
+``code_attempt``, ``tool_call``, ``node_started``, ...: LangGraph custom stream events, passed on as they are),
+and ``token``: a piece of text a model call generated, as it is generated (LangGraph's messages stream, read by
+TokenEvents): an LLM step's answer, a Python step's program, the aggregator's answer, the reviser's rewrite.
 """
 
 from __future__ import annotations
@@ -16,6 +17,40 @@ from typing import Any, Protocol
 
 PLAN_NODES = ("planner", "whole_task_plan")
 """The nodes that write a run's first plan: the plan's source comes from their update."""
+
+
+class TokenEvents:
+    """LangGraph's messages stream (``stream_mode="messages"``: a chat model's chunk and its call's metadata) as
+    ``token`` events: ``{"event": "token", "node", "step_id", "attempt", "offset", "text", "done"}``.
+
+    ``node`` is the call's node as its record names it (llm_step, python_step, aggregator, reviser), ``step_id``
+    the plan step it writes (None for the answer), ``attempt`` a program's attempt or the reviser's round (else
+    None), ``offset`` where ``text`` starts in the call's text so far, and ``done`` is true on the call's last
+    event (its text may be empty). Only calls the model doorway streams are shown (hierplan.nodes.model_call:
+    they carry ``hierplan_node``; the others are tagged ``nostream`` and never reach the stream)."""
+
+    def __init__(self) -> None:
+        self._sent: dict[str, int] = {}  # characters sent so far, per call (its message id)
+
+    def event(self, message: Any, metadata: dict[str, Any]) -> dict[str, Any] | None:
+        from langchain_core.messages import AIMessage, AIMessageChunk  # lazily: `hierplan --help` imports none
+
+        node = metadata.get("hierplan_node")
+        if node is None or not isinstance(message, AIMessage):
+            return None
+        text = message.content if isinstance(message.content, str) else message.text
+        chunked = isinstance(message, AIMessageChunk)
+        done = not chunked or message.chunk_position == "last"  # a whole message: a model that does not stream
+        key = message.id or ""
+        offset = self._sent.get(key, 0)
+        if not text and not done:  # a chunk with usage only
+            return None
+        if done:
+            self._sent.pop(key, None)
+        else:
+            self._sent[key] = offset + len(text)
+        return {"event": "token", "node": node, "step_id": metadata.get("hierplan_step_id"),
+                "attempt": metadata.get("hierplan_attempt"), "offset": offset, "text": text, "done": done}
 
 
 class Reporter(Protocol):

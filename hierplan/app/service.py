@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from hierplan.app.agent import (ModelLoader, ModelsLoader, ToolLoader, close_tools, load_model, load_models, load_tools,
                                 models_info, with_absolute_paths)
-from hierplan.app.events import Reporter
+from hierplan.app.events import Reporter, TokenEvents
 from hierplan.errors import DatabaseError, HierplanError, UsageError
 from hierplan.options import RunOptions
 from hierplan.rules.kind import KINDS
@@ -325,9 +325,14 @@ class RunService:
         reporter.status("planning")
         # A new run starts from its task; one stopped before its first checkpoint starts over; others go on.
         graph_input: Any = None if state.created_at is not None else run.start_input()
+        tokens = TokenEvents()
         while True:
             for mode, chunk in graph.stream(graph_input, config, context=run.options,
-                                            stream_mode=["updates", "custom"]):
+                                            stream_mode=["updates", "custom", "messages"]):
+                if mode == "messages":
+                    if (event := tokens.event(*chunk)) is not None:
+                        reporter.live(event)
+                    continue
                 if mode == "custom":
                     reporter.live(chunk)
                     continue

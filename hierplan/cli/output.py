@@ -1,16 +1,26 @@
-"""What a run prints: the plan, each step as it completes, the final answer; or JSON events, one per line."""
+"""What a run prints: the plan, each step as it completes, the final answer; or JSON events, one per line.
+
+Tokens (``token`` events, hierplan.app.events.TokenEvents): the final answer and each rewrite of it are printed
+as they are generated, whatever stdout is. A step's text (an LLM step's answer, a Python step's program) is
+written by steps working side by side, so on a terminal it is shown live under the progress line, the last
+``config.PREVIEW_LINES`` lines of each working step, and printed in full when the step finishes; elsewhere (a
+pipe, a file) only the finished step is printed.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import Any, TextIO
 
 from hierplan.app.events import PLAN_NODES, Events
+from hierplan.config import PREVIEW_LINES
 from hierplan.render.text import (describe_models, format_artifact, format_check, format_kind, format_memory,
                                   format_tool_call, plan_lines, planned_tool_calls, revision_lines, revision_title, structured_lines)
 
 STEP_NODES = ("python_step", "llm_step", "tool_step", "approve_tool")  # approve_tool: a rejected call
+ANSWER_NODES = ("aggregator", "reviser")
 
 
 class JsonReporter(Events):
@@ -25,26 +35,80 @@ class JsonReporter(Events):
         self.out.flush()
 
 
-class HumanReporter:
-    """The original tutorial's verbose output, with a progress line on stderr while the model works."""
+class LiveArea:
+    """The progress line and, under it, the tail of each working step's text as it streams: a transient rich
+    Live on one console (what is printed meanwhile goes above it). Nothing is shown unless that console is a
+    terminal."""
 
-    def __init__(self, out: TextIO | None = None):
+    def __init__(self, console: Any):
+        from rich.spinner import Spinner
+
+        self.console = console
+        self.spinner = Spinner("dots", text="starting")
+        self.texts: dict[int, tuple[str, int | None, str]] = {}  # step id -> (label, attempt, text so far)
+        self._lock = threading.Lock()
+        self._live: Any = None
+
+    def start(self) -> None:
+        from rich.live import Live
+
+        if self._live is None and self.console.is_terminal:
+            self._live = Live(console=self.console, transient=True, refresh_per_second=8,
+                              get_renderable=self.render)
+            self._live.start()
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def status(self, text: str) -> None:
+        self.spinner.update(text=text)
+
+    def add(self, step_id: int, label: str, attempt: int | None, text: str) -> None:
+        """More of a step's text; a new attempt (a repaired program) starts its text again."""
+        with self._lock:
+            _, seen, before = self.texts.get(step_id, (label, attempt, ""))
+            self.texts[step_id] = (label, attempt, (before if seen == attempt else "") + text)
+
+    def drop(self, step_id: int) -> None:
+        with self._lock:
+            self.texts.pop(step_id, None)
+
+    def render(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        with self._lock:
+            shown = list(self.texts.values())
+        parts: list[Any] = [self.spinner]
+        for label, attempt, text in shown:
+            parts.append(Text(label + (f" (attempt {attempt})" if attempt and attempt > 1 else ""), style="dim"))
+            parts.extend(Text("  " + line, no_wrap=True, overflow="ellipsis")
+                         for line in text.rstrip("\n").split("\n")[-PREVIEW_LINES:])
+        return Group(*parts)
+
+
+class HumanReporter:
+    """The original tutorial's verbose output, with a progress line while the model works: on stdout with each
+    working step's text under it when stdout is a terminal (``previews``), else on stderr when that is one."""
+
+    def __init__(self, out: TextIO | None = None, previews: bool | None = None):
         from rich.console import Console
 
-        self.console = Console(file=out or sys.stdout, highlight=False)
+        self.console = Console(file=out or sys.stdout, highlight=False, force_terminal=previews)
+        self.previews = self.console.is_terminal
         self.err = Console(stderr=True)
-        self._status = self.err.status("starting") if self.err.is_terminal else None
-        if self._status:
-            self._status.start()
+        self._area = LiveArea(self.console if self.previews else self.err)
+        self._area.start()
         self.plan: dict[str, Any] | None = None
         self.source: str | None = None
         self.done: set[int] = set()
-        self.streamed: str | None = None  # the answer as it streamed (None: nothing streamed)
+        self.streamed: str | None = None  # the answer (or its latest rewrite) as it streamed (None: nothing streamed)
         self.structured: dict[str, Any] | None = None  # structured_answer's update, printed after the answer
 
     def status(self, text: str) -> None:
-        if self._status:
-            self._status.update(text)
+        self._area.status(text)
 
     def run_started(self, run_id: str, task: str, *, resumed: bool = False, model: dict | None = None,
                     kind: str | None = None, models: dict | None = None) -> None:
@@ -65,6 +129,7 @@ class HumanReporter:
         elif node in STEP_NODES:
             for result in update.get("results") or []:
                 self.done.add(result["step_id"])
+                self._area.drop(result["step_id"])
                 self._print_step(result)
         elif node == "replanner":
             for revision in update.get("replans") or []:
@@ -75,13 +140,8 @@ class HumanReporter:
 
     def live(self, event: dict[str, Any]) -> None:
         kind = event["event"]
-        if kind == "final_token":
-            if self.streamed is None:
-                self.close()
-                self.console.rule("Final answer")
-                self.streamed = ""
-            self.streamed += event["text"]
-            self.console.print(event["text"], end="", markup=False, highlight=False)
+        if kind == "token":
+            self._token(event)
         elif kind == "memory":
             if line := format_memory(event["turns"], event["remembered"], event["recalled"]):
                 self.console.print(line, style="dim", markup=False)
@@ -92,6 +152,8 @@ class HumanReporter:
             self.console.print(f"step {event['step_id']}: attempt {event['attempt']} failed "
                                f"({event['exit_reason']}): {event['error']}", style="dim", markup=False)
         elif kind == "steps_started" and self.plan:
+            if self.streamed is None:  # after an approval asked at the terminal, the steps' progress line again
+                self._area.start()
             titles = {s["id"]: s["title"] for s in self.plan["steps"]}
             ids = event["step_ids"]
             label = ", ".join(str(i) for i in ids)
@@ -99,6 +161,23 @@ class HumanReporter:
                         f"{titles.get(ids[0], '')}{' …' if len(ids) > 1 else ''}")
         elif kind == "planning":
             self.status("planning" if event["attempt"] != "retry" else "planning (retrying with a stricter prompt)")
+
+    def _token(self, event: dict[str, Any]) -> None:
+        node, text = event["node"], event["text"]
+        if node in ANSWER_NODES:  # the answer, and each rewrite of it, printed as it comes
+            if event["offset"] == 0 and (text or event["done"]):
+                self.close()
+                if self.streamed is not None:
+                    self.console.print()
+                self.console.rule("Final answer" if node == "aggregator"
+                                  else f"Rewrite {event.get('attempt') or 1}, told what the answer broke")
+                self.streamed = ""
+            self.streamed = (self.streamed or "") + text
+            self.console.print(text, end="", markup=False, highlight=False)
+        elif self.previews and event["step_id"] is not None and event["step_id"] not in self.done:
+            step = next((s for s in (self.plan or {}).get("steps") or [] if s["id"] == event["step_id"]), None)
+            label = f"step {event['step_id']}" + (f" [{step['tool']}] {step['title']}" if step else "")
+            self._area.add(event["step_id"], label, event.get("attempt"), text)
 
     def approval_needed(self, run_id: str, request: dict[str, Any]) -> None:
         from hierplan.nodes.tool_approval import is_tool_request
@@ -176,9 +255,7 @@ class HumanReporter:
         self.console.print(final, markup=False)
 
     def close(self) -> None:
-        if self._status:
-            self._status.stop()
-            self._status = None
+        self._area.stop()
 
 
 def print_revision(console, revision: dict[str, Any]) -> None:

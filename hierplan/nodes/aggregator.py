@@ -54,7 +54,7 @@ def make_aggregator(model: BaseChatModel, base: SamplingConfig):
         sampling = run_options(runtime.context).sampling(base)
         emit("node_started", node="aggregator")
         text, call = invoke_model(model, aggregator_messages(state), sampling.aggregator, node="aggregator",
-                                  seed=sampling.seed, on_text=lambda t: emit("final_token", text=t))
+                                  seed=sampling.seed, stream=True)
         return {"final": text.strip(), "calls": [call.model_dump()]}
 
     return aggregator

@@ -44,7 +44,8 @@ def make_llm_step(model: BaseChatModel, base: SamplingConfig):
         emit("steps_started", step_ids=[s["id"] for s in steps], tool="llm", batch=len(steps))
         start = time.perf_counter()
         answers = invoke_batch(model, [step_messages(payload, step) for step in steps], sampling.llm_step,
-                               node="llm_step", seed=sampling.seed, seed_key=tuple(s["id"] for s in steps))
+                               node="llm_step", seed=sampling.seed, seed_key=tuple(s["id"] for s in steps),
+                               stream=True, step_ids=[s["id"] for s in steps])
         seconds = round(time.perf_counter() - start, 3)
         for step, (text, call) in zip(steps, answers):
             output = text.strip()

@@ -1,10 +1,20 @@
 """One place where nodes call the chat model: sampling, seeding, batching, structured plans, token accounting.
 
-Only public chat-model calls (``invoke``, ``batch``, ``stream``, ``with_structured_output``); sampling goes as
+Only public chat-model calls (``invoke``, ``batch``, ``with_structured_output``); sampling goes as
 standard keyword arguments (temperature, top_p, max_tokens, seed, repetition_penalty), which the local model
 honours per call and per row, a remote one maps to its request, and a fake records. Token counts come from
 each message's ``usage_metadata`` (None when a model gives none). Whether the model is local, remote or fake
 is not this module's business.
+
+Streaming: a call made with ``stream=True`` is one whose tokens whoever watches the run sees as they are generated
+(an LLM step's answer, a revision, the final answer, a program). It is an ordinary ``invoke``/``batch``; LangGraph's
+``stream_mode="messages"`` attaches a streaming callback to every model call made inside a node, so the chat model
+generates through its own ``_stream`` (llama.cpp, transformers and OpenAI-compatible servers all have one) and
+each chunk reaches the stream with the call's run metadata: ``langgraph_node``, ``hierplan_node``, and
+``hierplan_step_id`` / ``hierplan_attempt`` where the call has them (hierplan.app.events.TokenEvents reads them).
+Every other call (plans, checklists, a tool's arguments, structured output) is tagged ``nostream`` (LangGraph's
+TAG_NOSTREAM), so no stream shows JSON meant for a parser, and made with ``stream=False`` (LangChain's per-call
+opt-out), so it generates as it does when nobody watches.
 """
 
 from __future__ import annotations
@@ -12,10 +22,11 @@ from __future__ import annotations
 import time
 import zlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langgraph.constants import TAG_NOSTREAM
 
 from hierplan.config import Sampling
 from hierplan.schema import ModelCall
@@ -39,15 +50,23 @@ def call_seed(seed: int, *keys: object) -> int:
 
 
 def _kwargs(sampling: Sampling, seed: int | None, node: str, seed_key: tuple,
-            extra: dict[str, Any] | None = None) -> dict[str, Any]:
+            extra: dict[str, Any] | None = None, stream: bool = False) -> dict[str, Any]:
     derived = None if seed is None else call_seed(seed, node, *seed_key)
-    return {**sampling_kwargs(sampling, derived), **(extra or {})}
+    # stream=False: LangChain's per-call opt-out, so a call nobody sees streamed generates as it does unwatched
+    return {**sampling_kwargs(sampling, derived), **(extra or {}), **({} if stream else {"stream": False})}
 
 
-def _config(node: str, seed: int | None) -> dict[str, Any]:
-    """The call's run metadata, for tracers (hierplan.tracing, LangSmith): the node as the call's record names it
-    and the run's seed; LangChain adds it to what the graph's run already carries."""
-    return {"metadata": {"hierplan_node": node, **({"hierplan_seed": seed} if seed is not None else {})}}
+def _config(node: str, seed: int | None, *, stream: bool = False, step_id: int | None = None,
+            attempt: int | None = None) -> dict[str, Any]:
+    """The call's run metadata, for tracers (hierplan.tracing, LangSmith) and the token stream: the node as the
+    call's record names it, the run's seed, and for a streamed call the step and attempt it writes; LangChain adds
+    it to what the graph's run already carries. A call not streamed is tagged ``nostream``."""
+    metadata: dict[str, Any] = {"hierplan_node": node, **({"hierplan_seed": seed} if seed is not None else {})}
+    if step_id is not None:
+        metadata["hierplan_step_id"] = step_id
+    if attempt is not None:
+        metadata["hierplan_attempt"] = attempt
+    return {"metadata": metadata, **({} if stream else {"tags": [TAG_NOSTREAM]})}
 
 
 def invoke_model(
@@ -59,22 +78,17 @@ def invoke_model(
     seed: int | None = None,
     seed_key: tuple = (),
     extra_pipeline_kwargs: dict[str, Any] | None = None,
-    on_text: Callable[[str], None] | None = None,
+    stream: bool = False,
+    step_id: int | None = None,
+    attempt: int | None = None,
 ) -> tuple[str, ModelCall]:
-    """Call the model once; return its text and what the call cost. ``on_text`` receives the text as it is
-    generated (streaming). ``extra_pipeline_kwargs``: more keyword arguments for the call (the name is kept
-    for older callers)."""
-    kwargs = _kwargs(sampling, seed, node, seed_key, extra_pipeline_kwargs)
-    config = _config(node, seed)
+    """Call the model once; return its text and what the call cost. ``stream``: its tokens go to the run's
+    token stream (module docstring), labelled with ``step_id`` and ``attempt`` when given.
+    ``extra_pipeline_kwargs``: more keyword arguments for the call (the name is kept for older callers)."""
+    kwargs = _kwargs(sampling, seed, node, seed_key, extra_pipeline_kwargs, stream)
+    config = _config(node, seed, stream=stream, step_id=step_id, attempt=attempt)
     start = time.perf_counter()
-    if on_text is None:
-        message = model.invoke(messages, config, **kwargs)
-    else:
-        message = None
-        for chunk in model.stream(messages, config, **kwargs):
-            if text := _text(chunk):
-                on_text(text)
-            message = chunk if message is None else message + chunk
+    message = model.invoke(messages, config, **kwargs)
     return _text(message), _call(node, time.perf_counter() - start, *_usage(message), finish_reason=_finish(message))
 
 
@@ -87,14 +101,21 @@ def invoke_batch(
     seed: int | None = None,
     seed_key: tuple = (),
     extra: dict[str, Any] | None = None,
+    stream: bool = False,
+    step_ids: Sequence[int] | None = None,
 ) -> list[tuple[str, ModelCall]]:
     """Answer several conversations with ``model.batch`` (the local model: ONE left-padded generate pass);
-    ``extra``: more keyword arguments for the call."""
+    ``extra``: more keyword arguments for the call. ``stream``: each row's tokens go to the token stream,
+    labelled with its step id (``step_ids``, one per conversation)."""
+    ids: list[int | None] = list(step_ids) if step_ids is not None else [None] * len(conversations)
+    if len(ids) != len(conversations):
+        raise ValueError(f"{len(conversations)} conversations but {len(ids)} step ids")
     if len(conversations) == 1:
         return [invoke_model(model, conversations[0], sampling, node=node, seed=seed, seed_key=seed_key,
-                             extra_pipeline_kwargs=extra)]
+                             extra_pipeline_kwargs=extra, stream=stream, step_id=ids[0])]
     start = time.perf_counter()
-    messages = model.batch(conversations, _config(node, seed), **_kwargs(sampling, seed, node, seed_key, extra))
+    configs = [_config(node, seed, stream=stream, step_id=i) for i in ids]
+    messages = model.batch(conversations, configs, **_kwargs(sampling, seed, node, seed_key, extra, stream))
     seconds = time.perf_counter() - start
     return [(_text(m), _call(node, seconds, *_usage(m), batch=len(conversations), finish_reason=_finish(m)))
             for m in messages]

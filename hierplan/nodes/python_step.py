@@ -299,7 +299,8 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
         repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
         for attempt_no in range(options.max_repairs + 1):
             text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
-                                      node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no))
+                                      node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no),
+                                      stream=True, step_id=step["id"], attempt=attempt_no + 1)
             calls.append(call)
             code = strip_code_fences(text)
             if attempt_no and any(code == a.code for a in attempts):

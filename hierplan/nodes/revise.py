@@ -122,9 +122,10 @@ def make_reviser(model: BaseChatModel, base: SamplingConfig):
         # The second try warmer: at the first one's temperature it mostly repeats the first.
         node_sampling = sampling.aggregator if attempt == 1 else replace(
             sampling.aggregator, temperature=max(sampling.aggregator.temperature, WARM_TEMPERATURE))
-        emit("node_started", node="reviser")
+        emit("node_started", node="reviser", attempt=attempt)
         text, call = invoke_model(model, revise_messages(asked(state), check["to_fix"]), node_sampling,
-                                  node="reviser", seed=sampling.seed, seed_key=(attempt,))
+                                  node="reviser", seed=sampling.seed, seed_key=(attempt,), stream=True,
+                                  attempt=attempt)
         return {"revision": text.strip(), "calls": [call.model_dump()]}
 
     return reviser

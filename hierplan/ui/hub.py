@@ -19,11 +19,22 @@ REFRESH_EVENTS = frozenset({"kind", "plan", "step_finished", "replan", "final", 
 
 @dataclass
 class Live:
-    """What a run shows between checkpoints."""
+    """What a run shows between checkpoints: the text each model call streams (``token`` events) until its
+    result is saved, and which steps are working."""
 
     status: str = "starting"
     final_text: str = ""
     working: set[int] = field(default_factory=set)
+    step_text: dict[int, str] = field(default_factory=dict)
+    """A working step's text so far (an LLM step's answer, a Python step's program of its latest attempt)."""
+    step_attempt: dict[int, int | None] = field(default_factory=dict)
+    revision: int | None = None
+    """The reviser's round while it rewrites the answer (None when it is not at work)."""
+    revision_text: str = ""
+
+    def copy(self) -> "Live":
+        return Live(self.status, self.final_text, set(self.working), dict(self.step_text), dict(self.step_attempt),
+                    self.revision, self.revision_text)
 
 
 class Hub:
@@ -43,7 +54,7 @@ class Hub:
     def live(self, run_id: str) -> Live | None:
         with self._lock:
             live = self._live.get(run_id)
-            return None if live is None else Live(live.status, live.final_text, set(live.working))
+            return None if live is None else live.copy()
 
     def publish(self, run_id: str, event: dict[str, Any]) -> None:
         with self._lock:
@@ -67,10 +78,32 @@ class Hub:
             live.status = "working on step " + ", ".join(str(i) for i in event["step_ids"])
         elif kind == "step_finished":
             live.working.discard(event["step_id"])
+            live.step_text.pop(event["step_id"], None)
+            live.step_attempt.pop(event["step_id"], None)
         elif kind == "node_started" and event.get("node") == "aggregator":
             live.final_text, live.status = "", "writing the final answer"
-        elif kind == "final_token":
-            live.final_text += event["text"]
+        elif kind == "node_started" and event.get("node") == "reviser":
+            live.revision, live.revision_text = event.get("attempt") or 1, ""
+            live.status = "rewriting the answer, told what it broke"
+        elif kind == "instruction_check":
+            live.revision, live.revision_text = None, ""
+        elif kind == "token":
+            Hub._token(live, event)
+
+    @staticmethod
+    def _token(live: Live, event: dict[str, Any]) -> None:
+        """A piece of streamed text, placed at its offset (a new call or attempt starts again at 0)."""
+        node, step_id, offset, text = event["node"], event.get("step_id"), event["offset"], event["text"]
+        if node == "aggregator":
+            live.final_text = live.final_text[:offset] + text
+        elif node == "reviser":
+            live.revision = event.get("attempt") or live.revision or 1
+            live.revision_text = live.revision_text[:offset] + text
+        elif step_id is not None and step_id in live.working:
+            if live.step_attempt.get(step_id) != event.get("attempt"):
+                live.step_text[step_id] = ""
+            live.step_attempt[step_id] = event.get("attempt")
+            live.step_text[step_id] = live.step_text.get(step_id, "")[:offset] + text
 
     def finish(self, run_id: str) -> None:
         """The run's thread is done: watchers get an end-of-stream marker."""

@@ -122,7 +122,10 @@ def run_view(db: str, run_id: str, hub: Hub) -> dict[str, Any]:
         calls = (result or {}).get("calls") or []
         cards.append({"step": known.get(step_id, {"id": step_id, "title": "(a step of an earlier plan)"}),
                       "result": result, "status": step_status, "artifacts": artifact_views(record.id, result),
-                      "tokens": sum(c.get("generated_tokens") or 0 for c in calls)})
+                      "tokens": sum(c.get("generated_tokens") or 0 for c in calls),
+                      # what the step's model call has written so far, while this server works on it
+                      "streamed": live.step_text.get(step_id, "") if live and step_id in working else None,
+                      "attempt": live.step_attempt.get(step_id) if live else None})
     return {
         "run": record.as_json(), "status": record.status, "options": record.options, "plan": plan,
         "kind": values.get("kind") or record.options.get("kind"), "kind_given": bool(record.options.get("kind")),

@@ -45,12 +45,29 @@
       timer = setTimeout(() => { timer = null; refresh(); }, 120);
     }
 
-    function appendToken(text) {
-      let pre = document.getElementById("live-final");
-      if (!pre) return;
-      pre.textContent += text;
-      const none = document.getElementById("no-final");
-      if (none) none.remove();
+    // A token event: a piece of the text a model call streams, at its offset (in characters) in that call's
+    // text. It goes into its box: a working step's (live-step-ID), the answer's (live-final), the rewrite's
+    // (live-revision). The server draws each box with the text so far, so a box not drawn yet, or one that
+    // missed pieces, is drawn again from the server instead.
+    function placeToken(event) {
+      const id = event.node === "aggregator" ? "live-final" : event.node === "reviser" ? "live-revision"
+        : event.step_id !== null && event.step_id !== undefined ? "live-step-" + event.step_id : null;
+      if (!id) return;
+      const pre = document.getElementById(id);
+      if (!pre) { soon(); return; }
+      const attempt = event.attempt === null || event.attempt === undefined ? "" : String(event.attempt);
+      if (pre.dataset.attempt !== attempt) {  // a repaired program or another rewrite: its text starts again
+        pre.dataset.attempt = attempt;
+        pre.textContent = "";
+      }
+      const have = Array.from(pre.textContent);  // code points, as the server counts them
+      const piece = Array.from(event.text);
+      if (event.offset > have.length) { soon(); return; }
+      if (event.offset + piece.length > have.length) pre.textContent += piece.slice(have.length - event.offset).join("");
+      if (id === "live-final") {
+        const none = document.getElementById("no-final");
+        if (none) none.remove();
+      }
     }
 
     function setLiveStatus(text) {
@@ -72,7 +89,7 @@
       source.onmessage = (message) => {
         const event = JSON.parse(message.data);
         heard = true;
-        if (event.event === "final_token") appendToken(event.text);
+        if (event.event === "token") placeToken(event);
         else if (event.event === "status") setLiveStatus(event.text);
         else if (event.event === "node_started" && event.node === "aggregator") setLiveStatus("writing the final answer");
         if (REFRESH.has(event.event)) soon();
