@@ -85,9 +85,22 @@ def pieces_of(text: str) -> list[str]:
     return re.findall(r"\s*\S+\s*", text) or ([text] if text else [])
 
 
+def by_part(replies: dict[int, Any]) -> Callable[[list[BaseMessage]], Any]:
+    """An LLM step's reply chosen by the step it answers ("Do part N", plan_json's instruction): the rows of a
+    batch are answered side by side, so a queue would hand them out in any order."""
+
+    def reply(messages: list[BaseMessage]) -> Any:
+        for n, r in replies.items():
+            if f"Instruction: Do part {n}\n" in messages[-1].content:
+                return r
+        raise AssertionError(f"no reply scripted for {messages[-1].content!r}")
+
+    return reply
+
+
 class ScriptedChatModel(BaseChatModel):
-    """Replies come from per-node queues (str, Streamed, or callable(messages) -> str, or callable(messages,
-    kwargs) -> str), then from ``default``; every call is recorded. Streamed (LangGraph's messages stream attaches
+    """Replies come from per-node queues (str, Streamed, or callable(messages) -> str or Streamed, or
+    callable(messages, kwargs) -> str), then from ``default``; every call is recorded. Streamed (LangGraph's messages stream attaches
     a streaming callback to every call in a node), a reply comes word by word, or as a Streamed's pieces."""
 
     script: dict[str, list[Any]] = Field(default_factory=dict)
@@ -111,7 +124,7 @@ class ScriptedChatModel(BaseChatModel):
             return reply
         # A callable reply of two parameters also sees the call's keyword arguments (temperature, seed, ...).
         takes_kwargs = callable(reply) and len(inspect.signature(reply).parameters) == 2
-        return (reply(messages, kwargs) if takes_kwargs else reply(messages)) if callable(reply) else reply
+        return (reply(messages, kwargs) if takes_kwargs else reply(messages)) if callable(reply) else reply  # str or Streamed
 
     def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs) -> ChatResult:
         reply = self._reply(messages, run_manager, kwargs)

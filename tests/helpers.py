@@ -95,3 +95,49 @@ with open("out/sums.csv", "w") as f:
     f.write(f"total\\n{total}\\n")
 print(total)
 ```"""
+
+
+def doorway_streams(model, max_tokens: int = 12) -> list[dict]:
+    """A real chat model behind the model doorway, in a one-node graph streamed as a run is (stream_mode
+    "messages"): a batch of two LLM-step conversations streamed, each chunk labelled with its step, their text
+    what the calls returned, greedy as unwatched; a call not streamed (a plan's, say) shows nothing."""
+    from typing import TypedDict
+
+    from langchain_core.messages import AIMessageChunk, HumanMessage, SystemMessage
+    from langgraph.graph import StateGraph
+
+    from hierplan.app.events import TokenEvents
+    from hierplan.config import SamplingConfig
+    from hierplan.nodes.model_call import invoke_batch, invoke_model
+
+    sampling = SamplingConfig().with_overrides(max_new_tokens=max_tokens, temperature=0.0).llm_step
+    asks = [[SystemMessage("You are a helpful assistant."), HumanMessage(f"Name {what}.")]
+            for what in ("three colours", "two fruits")]
+
+    class State(TypedDict, total=False):
+        texts: list[str]
+        quiet: str
+
+    def node(state: State) -> State:
+        answers = invoke_batch(model, asks, sampling, node="llm_step", stream=True, step_ids=[1, 2])
+        quiet, _ = invoke_model(model, asks[0], sampling, node="planner")
+        return {"texts": [text for text, _ in answers], "quiet": quiet}
+
+    graph = StateGraph(State)
+    graph.add_node("llm_step", node)
+    graph.set_entry_point("llm_step")
+    tokens, chunks, events, done = [], [], TokenEvents(), None
+    for mode, part in graph.compile().stream({}, stream_mode=["messages", "values"]):
+        if mode == "messages":
+            chunks.append(part[0])
+            if (event := events.event(*part)) is not None:
+                tokens.append(event)
+        else:
+            done = part
+    assert {e["node"] for e in tokens} == {"llm_step"}  # the unstreamed call's reply is not in the stream
+    for step_id, text in zip((1, 2), done["texts"]):
+        mine = [e for e in tokens if e["step_id"] == step_id]
+        assert text and "".join(e["text"] for e in mine) == text and mine[-1]["done"]
+    assert all(isinstance(c, AIMessageChunk) for c in chunks)  # through the model's own _stream
+    assert done["quiet"] == done["texts"][0]  # greedy: streamed or not, the same reply
+    return tokens

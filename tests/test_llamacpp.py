@@ -234,3 +234,10 @@ def test_a_draft_model_decodes_the_same_greedy_text(chat):
     with_draft = drafted.chat(request)
     assert with_draft["timings"]["draft_n"] > 0 and with_draft["timings"]["draft_n_accepted"] > 0
     assert with_draft["choices"][0]["message"]["content"] == chat.engine.chat(request)["choices"][0]["message"]["content"]
+
+
+def test_the_model_doorway_streams_a_batch_labelled_by_step(chat):
+    from helpers import doorway_streams
+
+    tokens = doorway_streams(chat)
+    assert sum(1 for e in tokens if e["step_id"] == 1) > 2  # token by token

@@ -12,6 +12,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from hierplan import SamplingConfig, build_graph, open_checkpointer
+from hierplan.app.events import TokenEvents
 from hierplan.errors import RemoteModelError
 from hierplan.models import load_chat_model
 from hierplan.rules.answer import FINAL_LINE_RE
@@ -149,10 +150,10 @@ def test_a_whole_run_plans_on_the_server_and_survives_it_stopping_mid_run(instal
         assert len(planner_calls) == 1  # valid on the first pass
 
         server = llama_server(tmp_path / "b", port=port)  # back, at the same address
-        tokens = []
-        for mode, chunk in graph.stream(None, config, stream_mode=["updates", "custom"]):
-            if mode == "custom" and chunk.get("event") == "final_token":
-                tokens.append(chunk["text"])
+        tokens, events = [], TokenEvents()
+        for mode, chunk in graph.stream(None, config, stream_mode=["updates", "messages"]):
+            if mode == "messages" and (event := events.event(*chunk)) and event["node"] == "aggregator":
+                tokens.append(event["text"])
         done = graph.get_state(config).values
     finally:
         server.stop()
@@ -196,3 +197,10 @@ def test_cli_run_fails_on_a_closed_port_then_resumes_when_the_server_is_up(insta
     assert RunStore.open(db).get("r1").status == "done" and SECRET not in out + err
     for file in tmp_path.glob("runs.sqlite*"):  # not in run options, not in checkpoints (WAL included)
         assert SECRET.encode() not in file.read_bytes()
+
+
+def test_the_model_doorway_streams_a_batch_labelled_by_step(server):
+    from helpers import doorway_streams
+
+    tokens = doorway_streams(remote(server))
+    assert sum(1 for e in tokens if e["step_id"] == 1) > 2  # token by token, as the server sends them

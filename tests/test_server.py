@@ -39,16 +39,19 @@ def test_a_task_runs_to_the_end_streaming_updates_and_progress_events(server):
     async def go():
         c = client(server)
         thread = await c.threads.create()
-        updates, custom = [], []
+        updates, custom, tokens = [], [], []
         async for part in c.runs.stream(thread["thread_id"], "hierplan", input={"task": TASK},
-                                        stream_mode=["updates", "custom"]):
+                                        stream_mode=["updates", "custom", "messages-tuple"]):
             if part.event == "updates":
                 updates.extend(part.data)
             elif part.event == "custom":
                 custom.append(part.data)
-        return thread, updates, custom, await c.threads.get_state(thread["thread_id"])
+            elif part.event == "messages":  # LangGraph's messages stream: [the chunk, its call's metadata]
+                chunk, metadata = part.data
+                tokens.append((metadata.get("hierplan_node"), metadata.get("hierplan_step_id"), chunk["content"]))
+        return thread, updates, custom, tokens, await c.threads.get_state(thread["thread_id"])
 
-    thread, updates, custom, state = run(go())
+    thread, updates, custom, tokens, state = run(go())
     assert uuid.UUID(thread["thread_id"])
     # A task that asks for no quantity: the writing branch, whose requirements are read before planning and
     # whose answer is checked against its instructions.
@@ -57,12 +60,17 @@ def test_a_task_runs_to_the_end_streaming_updates_and_progress_events(server):
                                                         "check_instructions"]
     events = [e["event"] for e in custom]
     assert events[:4] == ["kind", "node_started", "requirements", "planning"]
-    assert "steps_started" in events and "final_token" in events
+    assert "steps_started" in events
     assert state["values"]["kind"] == "writing"
     values = state["values"]
     assert values["final"].startswith(f"FINAL for [{TASK}]")
     assert [r["ok"] for r in values["results"]] == [True, True, True]
     assert values["results"][0]["output"].strip() == "42"  # the python step really ran in the sandbox
+    # every LLM step's and the answer's tokens, labelled, as the agent UIs' messages-tuple stream reads them
+    for result in values["results"][1:]:
+        assert "".join(t for n, i, t in tokens if n == "llm_step" and i == result["step_id"]).strip() == result["output"]
+    assert "".join(t for n, i, t in tokens if n == "aggregator").strip() == values["final"]
+    assert {n for n, _, _ in tokens} == {"python_step", "llm_step", "aggregator"}  # no plan JSON
     assert state["next"] == []
 
 

@@ -247,3 +247,10 @@ def test_the_embedded_gguf_loads_through_gguf_file_and_answers(one_torch_thread)
     out = chat.with_structured_output(DraftPlan, include_raw=True).invoke(
         [HumanMessage("Plan, as JSON: add 2 and 3, then print the sum.")], temperature=0, max_tokens=250)
     assert out["parsing_error"] is None and isinstance(out["parsed"], DraftPlan)
+
+
+@pytest.mark.real_model
+def test_the_model_doorway_streams_a_batch_labelled_by_step(tiny):
+    from helpers import doorway_streams
+
+    doorway_streams(tiny, max_tokens=8)

@@ -118,3 +118,35 @@ def test_text_holding_script_runs_no_script(browser, tmp_path, monkeypatch):
         browser.get(server.url + "/")
         wait_for(browser, "#runs tr[data-run]")
         assert browser.execute_script("return window.__pwned === undefined")
+
+
+def test_a_steps_text_shows_in_its_box_as_the_model_writes_it(browser, tmp_path, monkeypatch):
+    import threading
+
+    from fakes import Streamed, by_part
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    held = threading.Event()
+    evil = "<script>window.__pwned = 3</script>"
+    first = Streamed("Step one ", "writes ", evil, " and ", held, "then ends.")
+    fake_models(monkeypatch, default={"llm_step": by_part({1: first, 2: "Step two's answer.",
+                                                                     3: "Step three's answer."})})
+    db = str(tmp_path / "ui.sqlite")
+    try:
+        with LiveServer(db) as server:
+            browser.get(server.url + "/")
+            browser.find_element("id", "task").send_keys("Write the plan in steps.")
+            browser.find_element("id", "start").click()
+            wait_for(browser, '#step-1[data-status="running"]')
+            WebDriverWait(browser, WAIT_S).until(lambda b: b.execute_script(  # live, before the step is done
+                "const p = document.getElementById('live-step-1'); return p && p.textContent.includes(' and ')"))
+            assert text_of(browser, "live-step-1") == f"Step one writes {evil} and "  # as text
+            assert browser.find_element("id", "step-1").get_attribute("data-status") == "running"
+            shot(browser, "ui-streaming.png")
+            held.set()
+            wait_for(browser, '.run[data-status="done"]')
+            output = browser.execute_script("return document.querySelector('#step-1 .output').textContent")
+            assert output.strip() == f"Step one writes {evil} and then ends."  # the result, drawn as Markdown
+            assert browser.execute_script("return window.__pwned === undefined")
+    finally:
+        held.set()

@@ -139,6 +139,7 @@ def show_thread(db: str, thread: str, as_json: bool) -> int:
 def print_run(record: Any, values: dict[str, Any]) -> None:
     """`hierplan show`'s text: the run, its plan, each step, replans, the final answer and its checks, costs."""
     from rich.console import Console
+    from rich.text import Text
 
     from hierplan.cli.output import print_revision, print_structured
     from hierplan.render import text
@@ -169,7 +170,7 @@ def print_run(record: Any, values: dict[str, Any]) -> None:
     for step in plan["steps"]:
         r = results.get(step["id"])
         status = "pending" if r is None else ("ok" if r["ok"] else "FAILED")
-        console.rule(f"Step {step['id']} [{step['tool']}] {step['title']}: {status}", style="dim")
+        console.rule(Text(f"Step {step['id']} [{step['tool']}] {step['title']}: {status}"), style="dim")
         if r:
             if r.get("code"):
                 console.print(r["code"], markup=False, style="cyan")

@@ -218,8 +218,11 @@ class HumanReporter:
             self.console.print(line, markup=False)
 
     def _print_step(self, result: dict[str, Any]) -> None:
+        from rich.text import Text
+
         mark = "[green]ok[/green]" if result["ok"] else "[red]FAILED[/red]"
-        self.console.rule(f"Step {result['step_id']} [{result['tool']}] {result['title']}", style="dim")
+        # as text: "[llm]" and a model-written title are not rich markup
+        self.console.rule(Text(f"Step {result['step_id']} [{result['tool']}] {result['title']}"), style="dim")
         tokens = sum(c.get("generated_tokens") or 0 for c in result.get("calls") or [])
         attempts = len(result.get("attempts") or [])
         tries = f", {attempts} attempts" if attempts > 1 else ""

@@ -86,6 +86,9 @@
 
     function listen() {
       const source = new EventSource(base + "/events");
+      // what happened between drawing the page and this subscription (a step started, its first tokens) sent
+      // no event here: read the run once more now that nothing more can be missed
+      source.onopen = () => soon();
       source.onmessage = (message) => {
         const event = JSON.parse(message.data);
         heard = true;
