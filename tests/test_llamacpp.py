@@ -154,19 +154,26 @@ def test_unknown_call_options_are_refused(chat):
 
 
 class FlakyEngine:
-    """The real engine, failing its first streamed request (the final answer's) as llama.cpp fails one."""
+    """The real engine, failing its first request for the final answer (streamed or not) as llama.cpp fails one."""
 
     def __init__(self, engine):
         self.engine, self.failed = engine, False
         self.path, self.threads, self.slots = engine.path, engine.threads, engine.slots
 
+    def _maybe_fail(self, request):
+        from hierplan.nodes import prompts
+
+        system = request["messages"][0]["content"]
+        if not self.failed and system in (prompts.AGGREGATOR_SYSTEM, prompts.AGGREGATOR_WRITING_SYSTEM):
+            self.failed = True
+            raise EngineError("llama.cpp failed a request (500 server_error): simulated")
+
     def chat(self, request):
+        self._maybe_fail(request)
         return self.engine.chat(request)
 
     def stream(self, request, on_chunk):
-        if not self.failed:
-            self.failed = True
-            raise EngineError("llama.cpp failed a request (500 server_error): simulated")
+        self._maybe_fail(request)
         return self.engine.stream(request, on_chunk)
 
 
@@ -180,8 +187,10 @@ def test_an_engine_failure_mid_run_fails_it_and_resume_continues(chat):
     graph = build_graph(flaky, InMemorySaver(), sampling=SamplingConfig(seed=1).with_overrides(max_new_tokens=96),
                         max_replans=0)
     config = {"configurable": {"thread_id": "flaky"}, "recursion_limit": 64}
-    with pytest.raises(EngineError):
-        graph.invoke({"task": "Write two short tips for staying focused."}, config)
+    with pytest.raises(EngineError):  # streamed, as a watched run's answer is
+        for _ in graph.stream({"task": "Write two short tips for staying focused."}, config, stream_mode="messages"):
+            pass
+    assert flaky.engine.failed
     stopped = graph.get_state(config).values
     assert stopped["plan"] and len(stopped["results"]) == len(stopped["plan"]["steps"]) and not stopped.get("final")
     out = graph.invoke(None, config)
