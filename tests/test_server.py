@@ -55,7 +55,7 @@ def test_a_task_runs_to_the_end_streaming_updates_and_progress_events(server):
     assert uuid.UUID(thread["thread_id"])
     # A task that asks for no quantity: the writing branch, whose requirements are read before planning and
     # whose answer is checked against its instructions.
-    assert [n for n in updates if n != "scheduler"] == ["classify", "read_requirements", "planner", "tool_choice",
+    assert [n for n in updates if n != "scheduler"] == ["memory", "classify", "read_requirements", "planner", "tool_choice",
                                                         "python_step", "llm_step", "llm_step", "aggregator",
                                                         "check_instructions"]
     events = [e["event"] for e in custom]

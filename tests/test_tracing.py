@@ -96,7 +96,7 @@ def test_spans_for_the_run_every_node_and_every_model_call_reach_the_otlp_receiv
     nodes = sorted((s for s in spans if "langgraph.step" in s.attributes), key=lambda s: s.start_ns)
     assert all(s.parent_id == root.span_id for s in nodes)
     assert [s.name for s in nodes if s.name != "scheduler"] == [
-        "classify", "read_requirements", "planner", "tool_choice", "python_step", "llm_step", "aggregator",
+        "memory", "classify", "read_requirements", "planner", "tool_choice", "python_step", "llm_step", "aggregator",
         "check_instructions"]
     assert all(s.attributes["hierplan.node"] == s.name for s in nodes)
 
