@@ -136,7 +136,7 @@ def test_known_failures_come_back_with_advice():
 
 
 def test_a_misspelt_name_gets_the_defined_one_suggested():
-    from hierplan.nodes.python_step import repair_hint
+    from hierplan.rules.repair import repair_hint
 
     code = "def total_footage():\n    return 3\nprint(total_feet())"
     hint = repair_hint("NameError: name 'total_feet' is not defined", code)
@@ -206,7 +206,7 @@ def test_repairs_sample_warmer_than_the_first_try(monkeypatch):
 
 
 def test_a_failed_program_on_the_users_table_is_told_the_real_paths_and_columns():
-    from hierplan.nodes.python_step import repair_hint
+    from hierplan.rules.repair import repair_hint
 
     columns = {"trips.csv": ["Fare", "Age", "Pclass"], "notes.txt": []}
     missing = "Traceback (most recent call last):\nFileNotFoundError: [Errno 2] No such file or directory: 'trip.csv'"
@@ -220,7 +220,7 @@ def test_a_failed_program_on_the_users_table_is_told_the_real_paths_and_columns(
 
 
 def test_a_program_that_reads_text_as_a_number_is_told_which_value_and_how_to_convert_it():
-    from hierplan.nodes.python_step import repair_hint
+    from hierplan.rules.repair import repair_hint
 
     for error, value in (("ValueError: could not convert string to float: '1,234'", "'1,234'"),
                          ("ValueError: invalid literal for int() with base 10: 'n/a'", "'n/a'"),
