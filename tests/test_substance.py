@@ -54,7 +54,7 @@ def test_a_request_to_repeat_the_task_does_not_make_the_repeat_an_echo():
 
 
 def test_a_title_or_a_required_line_is_not_the_essay_the_task_names():
-    task = "I need an essay on why cities should plant more trees. Give it a title in double angular brackets."
+    task = "I need an essay on why cities should plant more trees. Put a title like <<Green streets>> on top."
     why = not_the_piece("<<Why Cities Need Trees>>", task, [{"kind": "title"}])
     assert why is not None and "essay" in why and "4 words" in why
     assert not_the_piece(POST, task, [{"kind": "title"}]) is None

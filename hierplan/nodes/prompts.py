@@ -11,7 +11,7 @@ Rules: ids are 1, 2, 3, ... in order. "tool" is "python" when the step needs cal
 # Worked examples shown before the task as earlier chat turns, those of the task's kind (rules.kind): a small model
 # copies their shape and tone far better than it follows rules, the number of steps included (with a 4-step
 # writing example beside the word problems, the embedded model planned 3-4 steps for word problems). A question
-# asking for a quantity is one program, however many parts it has (on the dev set, plans that split it over
+# asking for a quantity is one program, however many parts it has (plans that split it over
 # several steps lost values between steps and cost a program each; steps that only presented the number cost
 # planning tokens for nothing); a short piece of writing is one step, and a task with distinct parts one step per
 # part, each one's instruction naming what that part must contain. One piece of writing with rules about its form
@@ -41,12 +41,12 @@ PLANNER_EXAMPLES: dict[str, tuple[tuple[str, dict], ...]] = {
              {"id": 1, "title": "Write the note",
               "instruction": "Three to five warm sentences: what the colleague did, why it mattered, thanks.",
               "tool": "llm", "expected_output": "The note", "depends_on": []}]}),
-        ("Write a 300-word blog post about keeping houseplants alive in winter. Give it a title in double angular "
-         "brackets and do not use any commas.",
+        ("Write a 300-word blog post about keeping houseplants alive in winter. Put a title in <<like this>> on top "
+         "and leave out commas altogether.",
          {"goal": "A 300-word post on houseplants in winter", "assumptions": ["Readers are beginners"], "steps": [
              {"id": 1, "title": "Write the post",
-              "instruction": "About 300 words on light, watering and warmth in winter; a title in double angular "
-              "brackets; no commas.", "tool": "llm", "expected_output": "The post", "depends_on": []}]}),
+              "instruction": "About 300 words on light, watering and warmth in winter; a title in "
+              "<<...>> on top; no commas.", "tool": "llm", "expected_output": "The post", "depends_on": []}]}),
         ("Plan the first week of a new backend developer in a team of five.",
          {"goal": "A day-by-day first week a team lead can follow", "assumptions": ["The team uses Git and CI"],
           "steps": [

@@ -3,7 +3,7 @@ et al., 2023). Only printed numbers are read: nothing here knows any task or dat
 
 The programs are, in order: the plan's last Python step, then the whole-task programs the checker drew. While no
 number has a majority, the graph draws one more whole-task program (a tie-break), at most MAX_TIE_BREAKS; a split
-keeps the first whole-task program's number (on the dev set a whole-task program was right more often than a
+keeps the first whole-task program's number (a whole-task program was right more often than a
 plan's chain of steps).
 """
 
