@@ -59,12 +59,6 @@ MAX_REPLANS = 1
 """Revisions of the unfinished steps after a failed step."""
 MAX_TIE_BREAKS = 2
 """Whole-task programs drawn after the first check while no number has a majority (nodes.vote)."""
-MAX_CHECK_REPAIRS = 1
-"""Repairs of a checker's failed program on a question about the user's files (nodes.checker): it is shown its
-error, its code and the table's real columns, as a Python step's failure is. Without files a failed check is
-one vote fewer, and the tie-breaks draw more."""
-ERROR_CHARS_FOR_REPAIR = 1200
-"""How many characters of a failed program's error a repair request shows (the first ones)."""
 MAX_REVISIONS = 2
 """Rewrites of an answer that breaks the task's checkable instructions (nodes.instructions)."""
 STRUCTURED_RETRIES = 1

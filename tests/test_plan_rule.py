@@ -345,33 +345,3 @@ def test_a_data_questions_failed_program_is_outvoted_by_checks_instead_of_replan
         {"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "none"}})
     assert out["final"].startswith("No program could answer the question from the files.")
     assert "ZeroDivisionError" in out["final"] and broken.count("replanner") == 0
-
-
-def test_a_data_questions_failed_check_is_repaired_from_its_error_and_the_tables_columns(tmp_path):
-    from hierplan.tools.files import load_files
-
-    csv = tmp_path / "chores.csv"
-    csv.write_text("chore,minutes\nsweep,30\ndishes,12\n")
-    task = "What is the mean of the minutes in chores.csv?"
-    good = "```python\nimport pandas as pd\nprint(pd.read_csv('data/chores.csv').minutes.mean())\n```"
-    wrong_column = "```python\nimport pandas as pd\nprint(pd.read_csv('data/chores.csv')['Minutes'].mean())\n```"
-    model = ScriptedChatModel(script={"python_check": [wrong_column, good]}, default={"python_step": good})
-    graph = build_graph(model, InMemorySaver(), run_code=run_python, constrain=False)
-    out = graph.invoke({"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "repaired"}})
-    checks = [c for c in model.calls if c["node"] == "python_check"]
-    assert len(checks) == 2  # the check, then its repair; the two programs agree, so no tie-break
-    repair_request = checks[1]["messages"][-1].content
-    assert "KeyError" in repair_request and "minutes" in repair_request  # its error and the real column
-    assert out["checks"][0]["ok"] and out["final"] == "21.0"
-    assert out["vote"]["agreed"] == 2 and out["vote"]["decided"]
-
-
-def test_without_files_a_failed_check_is_not_repaired():
-    model = ScriptedChatModel(default={"python_step": "```python\nprint((10 * 3 - 2 * 9) // 2)\n```",
-                                       "python_check": "```python\nprint(30 - x)\n```"})
-    out = build_graph(model, InMemorySaver(), run_code=run_python).invoke(
-        {"task": TASK}, {"configurable": {"thread_id": "no-files"}})
-    # each check is drawn once (the first, then the tie-breaks), none repaired
-    assert out["plan_source"] == "rule" and len(out["checks"]) == 3
-    assert model.count("python_check") == 3 and not any(c["ok"] for c in out["checks"])
-    assert out["final"].rstrip().endswith("6")

@@ -34,7 +34,7 @@ from hierplan.nodes.llm_step import make_llm_step
 from hierplan.nodes.memory import memory
 from hierplan.nodes.planner import make_planner, whole_task_planner
 from hierplan.nodes.read_requirements import make_after_requirements, make_read_requirements
-from hierplan.nodes.python_step import CodeRunner, make_python_step, run_alone, sandbox_runner, table_columns
+from hierplan.nodes.python_step import CodeRunner, make_python_step, run_alone, sandbox_runner
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.stated_answer import stated_answer
 from hierplan.nodes.structured_answer import make_structured_answer
@@ -183,8 +183,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     graph.add_node("approve_tool", make_approve_tool(tools))
     graph.add_node("replanner", make_replanner(of["replanner"], base, tools))
     graph.add_node("checker", make_checker(of["checker"], base,
-                                           lambda code, files: run_alone(code, runner, files, file_store),
-                                           lambda files: table_columns(files, file_store)))
+                                           lambda code, files: run_alone(code, runner, files, file_store)))
     graph.add_node("vote", vote)
     graph.add_node("stated_answer", stated_answer)
     graph.add_node("aggregator", make_aggregator(of["aggregator"], base))

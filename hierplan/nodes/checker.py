@@ -3,9 +3,7 @@ sandbox, for the vote node to weigh against the plan's computed number.
 
 The first visit draws the check at the code temperature; each later one, sent back by the vote while no number
 has a majority, draws a tie-break warmer (config.WARM_TEMPERATURE: at the code temperature it mostly repeats the
-check). On a question about the user's files a failed program is repaired as a Python step's is (its error, its
-code and the tables' real columns shown), at most config.MAX_CHECK_REPAIRS times: there the checks are the
-answer's other programs, and a failed one left the vote to the plan's program alone.
+check).
 """
 
 from __future__ import annotations
@@ -15,17 +13,16 @@ from collections.abc import Sequence
 from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from hierplan.config import ERROR_CHARS_FOR_REPAIR, MAX_CHECK_REPAIRS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.config import WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, FileDict
-from hierplan.nodes.context import asked, files_note, truncate
+from hierplan.nodes.context import asked, files_note
 from hierplan.nodes import prompts
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
-from hierplan.rules.repair import repair_hint
 from hierplan.rules.text import strip_code_fences
 from hierplan.schema import CodeAttempt
 
@@ -43,41 +40,23 @@ def check_messages(task: str, outline: str | None = None, files: Sequence[FileDi
     return [SystemMessage(prompts.CHECK_SYSTEM), HumanMessage(user)]
 
 
-def make_checker(model: BaseChatModel, base: SamplingConfig,
-                 run_alone: Callable[[str, Sequence[FileDict]], CodeAttempt],
-                 columns: Callable[[Sequence[FileDict]], dict[str, list[str]]] = lambda files: {}):
+def make_checker(model: BaseChatModel, base: SamplingConfig, run_alone: Callable[[str], CodeAttempt]):
     """``run_alone(code, files)``: check and run one program on its own, with the user's files (the run's
-    FileDicts) at ./data/ (python_step.run_with_outputs with the runner); ``columns(files)``: the tables' column
-    names, for a failed program's repair (python_step.table_columns over the run's file store)."""
+    FileDicts) at ./data/ (python_step.run_with_outputs with the runner)."""
 
     def checker(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
         sampling = run_options(runtime.context).sampling(base)
         drawn = len(state.get("checks") or [])
         emit("node_started", node="checker")
-        warm = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
         if drawn == 0:
             node_sampling, seed_key = sampling.code, ("check", 0)
         else:
-            node_sampling, seed_key = warm, (state["vote"]["step_id"], "tie-break", drawn - 1)
+            node_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
+            seed_key = (state["vote"]["step_id"], "tie-break", drawn - 1)
         files = state.get("files") or []
-        messages = check_messages(asked(state), files=files)
-        text, call = invoke_model(model, messages, node_sampling, node="python_check", seed=sampling.seed,
-                                  seed_key=seed_key)
-        calls = [call.model_dump()]
+        text, call = invoke_model(model, check_messages(asked(state), files=files), node_sampling,
+                                  node="python_check", seed=sampling.seed, seed_key=seed_key)
         program = run_alone(strip_code_fences(text), files)
-        for repair_no in range(MAX_CHECK_REPAIRS if files else 0):
-            if program.ok:
-                break
-            hint = repair_hint(program.error or "", program.code, columns(files))
-            messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
-                code=program.code, error=truncate(program.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
-            text, call = invoke_model(model, messages, warm, node="python_check", seed=sampling.seed,
-                                      seed_key=(*seed_key, "repair", repair_no))
-            calls.append(call.model_dump())
-            code = strip_code_fences(text)
-            if code == program.code:  # sent back unchanged: it would fail as it did
-                break
-            program = run_alone(code, files)
-        return {"checks": [program.model_dump(mode="json")], "calls": calls}
+        return {"checks": [program.model_dump(mode="json")], "calls": [call.model_dump()]}
 
     return checker

@@ -11,8 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from hierplan.config import (ARTIFACT_MAX_BYTES, ERROR_CHARS_FOR_REPAIR, TASK_CONTEXT_CHARS, WARM_TEMPERATURE,
-                             SamplingConfig)
+from hierplan.config import ARTIFACT_MAX_BYTES, TASK_CONTEXT_CHARS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
 from hierplan.nodes.checker import check_messages
@@ -28,6 +27,7 @@ from hierplan.schema import CodeAttempt, StepResult
 from hierplan.store.files import FileStore, process_store
 
 NO_CODE = "the reply contained no code"
+ERROR_CHARS_FOR_REPAIR = 1200
 
 # run_code(code, before=programs) -> an object with ok, stdout, error and exit_reason
 # (hierplan.tools.ExecutionResult); ``before``: earlier steps' programs to run first, silently, in the same
