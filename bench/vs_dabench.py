@@ -168,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run")
     r.add_argument("--part", choices=sorted(PARTS), required=True)
     r.add_argument("--limit", type=int)
+    r.add_argument("--start", type=int, default=1,
+                   help="the part's first question to run (1-based): the rest of a part an earlier run stopped in")
     r.add_argument("--model")
     r.add_argument("--seed", type=int, default=11)
     r.add_argument("--systems", default=",".join(SYSTEMS))
@@ -199,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     path = write_tasks()[args.part]
     tasks = load_tasks(path, args.limit)
     ids = {t.index: json.loads(line)["id"] for t, line in zip(tasks, path.read_text().splitlines())}
-    settings = {"part": args.part, "model": args.model, "seed": args.seed}
+    tasks = [t for t in tasks if t.index >= args.start]
+    settings = {"part": args.part, "model": args.model, "seed": args.seed,
+                **({"start": args.start} if args.start != 1 else {})}
     done = read_done(args.out, settings)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if not done:
