@@ -34,6 +34,9 @@ from hierplan.store import open_memory_store
     ("Please remember my dog is called Rex. What is 2 + 2?", "my dog is called Rex"),
     ("Don't forget that I live in Paris!", "I live in Paris"),
     ("Note that the budget is 500 dollars", "the budget is 500 dollars"),
+    ("Note: my flat is on the third floor.", "my flat is on the third floor"),
+    ("Note that the file uses semicolons. What is the mean price?", None),  # a remark about this task
+    ("Note that the file uses semicolons.\nWhat is the mean price?", None),
     ("Do you remember my team?", None),
     ("Remember what I said?", None),
     ("Remember to buy milk", None),

@@ -4,7 +4,8 @@ remembered. Pure functions of their arguments.
 - **What to remember** is read by a rule, not by the model: a task that begins "Remember (that) ...", "Please
   remember ...", "Don't forget (that) ..." or "Note that ..." asks to remember the rest of its first sentence
   ("Remember that my team is Blue." -> "my team is Blue"). A question ("Do you remember ...?", "Remember what I
-  said?") asks for nothing to be kept.
+  said?") asks for nothing to be kept. "Note that ..." followed by more of the task ("Note that the file uses
+  semicolons. What is the mean price?") is a remark about this task, not a fact to keep for later ones.
 - **What a turn shows** of the earlier ones: the last ``config.CONVERSATION_TURNS`` turns, each task cut to
   ``TURN_TASK_CHARS`` and each answer to ``TURN_ANSWER_CHARS`` by ``cut_answer`` (the head of a long answer and its
   last line, which is where "Final answer: 151" stands), and how many older turns are left out.
@@ -21,7 +22,7 @@ from hierplan.records import MemoryDict, TurnDict
 
 REMEMBER_RE = re.compile(
     r"^\s*(?:(?:please|pls)\s*,?\s+)?(?:remember|memori[sz]e|keep\s+in\s+mind|don'?t\s+forget|do\s+not\s+forget|"
-    r"note)\b(?P<said>\s+that\b|\s*[:,])?\s*(?P<fact>[^\n]+)", re.IGNORECASE)
+    r"(?P<note>note))\b(?P<said>\s+that\b|\s*[:,])?\s*(?P<fact>[^\n]+)", re.IGNORECASE)
 # without "that" or a colon, "Note the ..." or "remember to ..." asks for something else than a fact to keep
 NOT_A_FACT_RE = re.compile(r"^(?:to|the|how|what|when|where|why|who|which|whether|if|me|this|it)\b", re.IGNORECASE)
 SENTENCE_END_RE = re.compile(r"(?<=[.!])\s+(?=[A-Z])")
@@ -33,8 +34,11 @@ def remember_request(task: str) -> str | None:
     match = REMEMBER_RE.match(task)
     if not match:
         return None
-    fact = SENTENCE_END_RE.split(match.group("fact").strip(), maxsplit=1)[0].strip().rstrip(".!").strip()
+    first, *rest = SENTENCE_END_RE.split(match.group("fact").strip(), maxsplit=1)
+    fact = first.strip().rstrip(".!").strip()
     if not fact or fact.endswith("?") or (not match.group("said") and NOT_A_FACT_RE.match(fact)):
+        return None
+    if match.group("note") and ((rest and rest[0].strip()) or task[match.end():].strip()):
         return None
     return fact[:MEMORY_CHARS]
 
