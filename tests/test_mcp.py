@@ -484,3 +484,33 @@ def test_a_langgraph_server_client_names_the_hosts_servers_and_approves_the_call
     assert (request["tool"], request["arguments"]) == ("lookup", {"topic": "atlantis"})
     first = done["values"]["results"][0]
     assert first["ok"] and first["output"] == ATLANTIS and done["values"]["final"]
+
+
+def test_a_server_process_is_running_until_it_exits_reaped_or_not():
+    from hierplan.tools.mcp_sessions import _running
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert _running(child.pid)
+        child.kill()
+        deadline = time.monotonic() + GONE_WITHIN_S
+        # killed and not yet waited for: a zombie, which has exited (a call on its session must not wait on it)
+        while _running(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _running(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert not _running(child.pid)
+
+
+def test_each_stdio_server_start_records_its_process_id_for_the_sessions(tmp_path, facts):
+    with load_tools(facts) as tools:
+        first = _server_pid(tools, tmp_path)
+        sessions = _named(tools, "add")._sessions  # the tools' sessions (McpSessionTool keeps them privately)
+        assert sessions._servers["facts"].pid == first
+        os.kill(first, signal.SIGKILL)
+        assert _gone(first)
+        assert not call_tool(_named(tools, "add"), {"a": 1, "b": 2}, 30).ok
+        second = _server_pid(tools, tmp_path)
+        assert sessions._servers["facts"].pid == second != first

@@ -1,5 +1,7 @@
-"""Start an MCP server over stdio so that it dies with hierplan: ``python -I -S mcp_launch.py PARENT_PID COMMAND
-ARGS...`` sets the parent-death signal (SIGKILL) and then becomes COMMAND (exec).
+"""Start an MCP server over stdio so that it dies with hierplan: ``python -I -S mcp_launch.py PARENT_PID PID_FILE
+COMMAND ARGS...`` sets the parent-death signal (SIGKILL), writes its process id (the server's, after the exec) to
+PID_FILE, and then becomes COMMAND (exec). The id lets hierplan see a server that died between two calls (its
+pipe's end of file can come after the next request is sent, which then waits for an answer that never comes).
 
 Why: a stdio server exits when hierplan closes its stdin, but one busy in a tool call when hierplan is killed
 with SIGKILL reads that end of file only when the call is over (a sync FastMCP tool blocks its event loop), and
@@ -19,13 +21,16 @@ PR_SET_PDEATHSIG = 1
 
 
 def main(argv: list[str]) -> None:
-    parent, command = int(argv[0]), argv[1:]
+    parent, pid_file, command = int(argv[0]), argv[1], argv[2:]
     if sys.platform.startswith("linux"):
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # hierplan died before the signal was set: nobody will read this server
             sys.exit(1)
+    with open(pid_file + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(pid_file + ".tmp", pid_file)
     os.execvp(command[0], command)
 
 

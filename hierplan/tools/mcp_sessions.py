@@ -10,6 +10,7 @@ import atexit
 import functools
 import os
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,8 @@ class _Server:
     """The calls in flight, by task: the session each was sent on."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One open at a time: calls that find the session broken at once open one new session, not several."""
+    pid: int | None = None
+    """A stdio server's process id, as its launcher wrote it when the session opened; None for other servers."""
 
 
 class McpSessions:
@@ -50,9 +53,11 @@ class McpSessions:
     def __init__(self, connections: dict[str, dict[str, Any]], where: str):
         from langchain_mcp_adapters.client import MultiServerMCPClient
 
+        self._pid_dir = tempfile.TemporaryDirectory(prefix="hierplan-mcp-")
+        self._numbers = {name: i for i, name in enumerate(connections)}  # a server's name may hold any character
         # handle_tool_errors=False: a tool's own error (isError) raises, so the step records a failure, not a reply.
-        self._client = MultiServerMCPClient({name: _dying_with_hierplan(c) for name, c in connections.items()},
-                                            handle_tool_errors=False)
+        self._client = MultiServerMCPClient({name: _dying_with_hierplan(c, self._pid_file(name))
+                                             for name, c in connections.items()}, handle_tool_errors=False)
         self._where = where
         self._servers = {name: _Server(name) for name in connections}
         self._holders: set[asyncio.Task] = set()
@@ -77,6 +82,10 @@ class McpSessions:
                 self.loop.run_until_complete(asyncio.wait(left, timeout=MCP_CLOSE_TIMEOUT_S))
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
+
+    def _pid_file(self, server_name: str) -> Path:
+        """Where a stdio server's launcher writes its process id, each time it starts one."""
+        return Path(self._pid_dir.name) / f"server-{self._numbers[server_name]}.pid"
 
     # --- opening --------------------------------------------------------------------------------------------
     def open(self) -> list[Any]:
@@ -135,6 +144,7 @@ class McpSessions:
             await asyncio.wait([holder], timeout=MCP_CLOSE_TIMEOUT_S)
             raise
         server.session, server.tools = session, {t.name: t for t in tools}
+        server.pid = _read_pid(self._pid_file(server.name))
         return tools
 
     # --- calling --------------------------------------------------------------------------------------------
@@ -152,6 +162,11 @@ class McpSessions:
 
         server = self._servers[server_name]
         session, bound = await self._bound(server, tool)
+        if server.pid is not None and not _running(server.pid):
+            broken = ConnectionError(f"the MCP server {server_name!r} failed (its process {server.pid} ended); the "
+                                     "next call opens a new session")
+            self._end(server, session, broken)
+            raise broken
         task = asyncio.current_task()
         server.calls[task] = session
         try:
@@ -226,6 +241,7 @@ class McpSessions:
             pass  # signal below, when the loop's thread ends
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(MCP_CLOSE_TIMEOUT_S)
+        self._pid_dir.cleanup()
 
     async def _end_all(self) -> None:
         for server in self._servers.values():
@@ -280,10 +296,34 @@ def _session_tool_class() -> type:
     return McpSessionTool
 
 
-def _dying_with_hierplan(connection: dict[str, Any]) -> dict[str, Any]:
-    """A stdio server's command, started through mcp_launch.py (the parent-death signal); others as they are."""
+def _dying_with_hierplan(connection: dict[str, Any], pid_file: Path) -> dict[str, Any]:
+    """A stdio server's command, started through mcp_launch.py (the parent-death signal; its process id written to
+    ``pid_file``); others as they are."""
     if connection["transport"] != "stdio":
         return connection
     launcher = str(Path(__file__).with_name("mcp_launch.py"))
     return {**connection, "command": sys.executable,
-            "args": ["-I", "-S", launcher, str(os.getpid()), connection["command"], *connection["args"]]}
+            "args": ["-I", "-S", launcher, str(os.getpid()), str(pid_file), connection["command"],
+                     *connection["args"]]}
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):  # not a stdio server, or one started some other way
+        return None
+
+
+def _running(pid: int) -> bool:
+    """The process exists and has not exited (a zombie not yet reaped has exited)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # the id was reused by another user's process: ours is gone
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc here: os.kill's answer stands
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
