@@ -487,7 +487,7 @@ def test_a_langgraph_server_client_names_the_hosts_servers_and_approves_the_call
 
 
 def test_a_server_process_is_running_until_it_exits_reaped_or_not():
-    from hierplan.tools.mcp_sessions import _running
+    from hierplan.processes import running as _running
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:

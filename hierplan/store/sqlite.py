@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from hierplan import processes
 from hierplan.errors import DatabaseError
 from hierplan.store.runs import COLUMNS, RunExists, RunRecord, RunStore
 
@@ -117,18 +118,6 @@ def open_run_store(path: str) -> "SqliteRunStore":
     return SqliteRunStore(connect(path), path)
 
 
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class SqliteRunStore(RunStore):
     """The runs table next to the checkpoints in one SQLite file. A 'running' run whose recorded process is gone
     from this host is interrupted; one from another host (a file on a shared disk) is taken as running."""
@@ -161,7 +150,7 @@ class SqliteRunStore(RunStore):
         with database_errors(self.path):
             rows = self.conn.execute(sql, (run_id,) if run_id is not None else ()).fetchall()
         here = socket.gethostname()
-        return [self.record(r, alive=r[6] != here or _alive(r[5])) for r in rows]
+        return [self.record(r, alive=r[6] != here or processes.exists(r[5])) for r in rows]
 
     def close(self) -> None:
         self.conn.close()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from hierplan import processes
 from hierplan.config import MCP_CLOSE_TIMEOUT_S, MCP_LOAD_TIMEOUT_S
 from hierplan.errors import UsageError
 
@@ -162,7 +163,7 @@ class McpSessions:
 
         server = self._servers[server_name]
         session, bound = await self._bound(server, tool)
-        if server.pid is not None and not _running(server.pid):
+        if server.pid is not None and not processes.running(server.pid):
             broken = ConnectionError(f"the MCP server {server_name!r} failed (its process {server.pid} ended); the "
                                      "next call opens a new session")
             self._end(server, session, broken)
@@ -312,18 +313,3 @@ def _read_pid(path: Path) -> int | None:
         return int(path.read_text())
     except (OSError, ValueError):  # not a stdio server, or one started some other way
         return None
-
-
-def _running(pid: int) -> bool:
-    """The process exists and has not exited (a zombie not yet reaped has exited)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # the id was reused by another user's process: ours is gone
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc here: os.kill's answer stands
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
