@@ -3,6 +3,7 @@
     make bench-deps                                    # lm-eval's checkers, bench-only
     python bench/vs_instructions.py --part validate --out bench-out/ifeval-validate.jsonl
     python bench/vs_instructions.py --part tune --limit 40 --out bench-out/ifeval-tune.jsonl
+    python bench/vs_instructions.py --part tune --start 161 --limit 30 --out bench-out/ifeval-tune-161.jsonl
     python bench/vs_instructions.py --part validate --phrasing paraphrased --out bench-out/ifeval-para.jsonl
 
 Tasks: ``../shared/eval/instructions_dev.jsonl`` (481 prompts). ``--part tune``: rows 1-240, the only ones looked
@@ -42,12 +43,14 @@ DIRECT_SYSTEM = "You are a helpful assistant. Do the task exactly as asked."
 TEMPERATURE, TOP_P = 0.2, 0.9
 
 
-def select(rows: list[dict[str, Any]], part: str, limit: int | None) -> list[tuple[int, dict[str, Any]]]:
+def select(rows: list[dict[str, Any]], part: str, limit: int | None, start: int = 1
+           ) -> list[tuple[int, dict[str, Any]]]:
+    """The part's prompts as (row number, row), from the part's ``start``-th prompt, at most ``limit`` of them."""
     if part == "tune":
         chosen = list(TUNE_ROWS)
     else:
         chosen = sorted(random.Random(VALIDATE_SEED).sample(list(VALIDATE_ROWS), VALIDATE_SIZE))
-    picked = [(i + 1, rows[i]) for i in chosen if i < len(rows)]
+    picked = [(i + 1, rows[i]) for i in chosen if i < len(rows)][start - 1:]
     return picked[:limit] if limit else picked
 
 
@@ -119,7 +122,8 @@ def summarize(records: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--part", choices=["tune", "validate"], required=True)
-    p.add_argument("--limit", type=int, help="the first N prompts of the part only")
+    p.add_argument("--start", type=int, default=1, help="begin at the part's N-th prompt (1: its first)")
+    p.add_argument("--limit", type=int, help="N prompts only (from --start)")
     p.add_argument("--phrasing", choices=["original", "paraphrased"], default="original")
     p.add_argument("--systems", default=",".join(SYSTEMS))
     p.add_argument("--seed", type=int, default=11)
@@ -134,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         print(summarize(list(done.values())))
         return 0
     rows = [json.loads(line) for line in TASKS.read_text().splitlines() if line.strip()]
-    tasks = select(rows, args.part, args.limit)
+    tasks = select(rows, args.part, args.limit, args.start)
     if args.phrasing == "paraphrased":
         if args.part != "validate":
             p.error("--phrasing paraphrased exists for the validate part only")
