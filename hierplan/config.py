@@ -136,6 +136,8 @@ UNIT_FACTORS = (10, 100, 1000, 60, 3600)
 # Instructions a task states about its answer (rules.instructions).
 REPEAT_MIN_WORDS = 5
 """A line of at least this many words said twice is a repeat (a small model copies its notes' blocks again)."""
+REPEAT_LOOP_LINES = 4
+"""A shorter line said this many times is a loop (a small model stuck on "- hello" until its token limit)."""
 MIN_LIST_ITEMS = 3
 """A checklist or list asked for with no count given still has at least this many items."""
 SHORTEN_TO = 0.75

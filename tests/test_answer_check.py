@@ -133,3 +133,42 @@ def test_a_stated_answer_writes_a_whole_number_as_one_and_ends_on_it():
     assert stated_answer("", "4", 2, 2).startswith("The answer: 4.")
     # a plan by rule's goal is the task's question: answered after it
     assert stated_answer("How many eggs?", "42.0", 2, 2).startswith("How many eggs? 42. Computed with Python")
+
+
+def run_task(task: str, final: str):
+    model = ScriptedChatModel(script={"planner": [plan()], "aggregator": [final]},
+                              default={"python_step": "print(1)"})
+    graph = build_graph(model, run_code=scripted_runner([FakeExecution(True, "6\n"), FakeExecution(True, "4\n")]),
+                        constrain=False, parallel=False)
+    return model, graph.invoke({"task": task}, {"configurable": {"thread_id": "ac"}})
+
+
+def test_a_task_that_asks_to_see_the_working_gets_it_written_by_the_model_without_explain():
+    model, out = run_task(TASK + " Show your work step by step.", "2 x 3 = 6, and 10 - 6 = 4.\nFinal answer: 4")
+    assert model.count("aggregator") == 1 and out["final"] == "2 x 3 = 6, and 10 - 6 = 4.\nFinal answer: 4"
+    [agg] = [c for c in model.calls if c["node"] == "aggregator"]
+    assert agg["messages"][-1].content.rstrip().endswith(prompts.AGGREGATOR_REQUEST_WORKING)
+    assert out["answer_check"]["ok"] is True and "instruction_check" not in out  # no form stated: nothing to check
+
+
+def test_a_form_a_numeric_task_states_is_applied_by_program_and_the_checked_number_never_rewritten():
+    task = TASK + " Wrap your whole reply in double quotation marks."
+    model, out = run_task(task, "Tom pays 6 dollars and gets 4 back.\nFinal answer: 4")
+    assert out["final"] == '"Tom pays 6 dollars and gets 4 back.\nFinal answer: 4"'
+    assert out["instruction_check"]["ok"] is True and [i["kind"] for i in out["instruction_check"]["instructions"]
+                                                        ] == ["quoted", "no_repeats"]
+    [agg] = [c for c in model.calls if c["node"] == "aggregator"]
+    assert "wrapped in double quotation marks" in agg["messages"][-1].content  # the form, told to the writer
+    # a form no program can apply is recorded, and the model does not write the answer anew
+    model, out = run_task(TASK + " Answer in at least 60 words.", "Tom gets 4 back.\nFinal answer: 4")
+    assert model.count("reviser") == 0 and out["final"] == "Tom gets 4 back.\nFinal answer: 4"
+    assert out["instruction_check"]["ok"] is False and "at least 60" in out["instruction_check"]["problems"][0]
+
+
+def test_a_word_problems_quantities_and_nouns_are_not_a_form_to_keep():
+    from hierplan.rules.answer import numeric_instructions, prose_asked
+
+    problem = "Max has 5 points and Val has 3 points. Val includes her bonus. How many points do they have?"
+    assert numeric_instructions(problem) == [] and prose_asked(problem) is None
+    assert prose_asked(problem + " Explain your reasoning.") == "the task asks to see the working"
+    assert prose_asked(problem + " Reply in all lowercase letters.") == "the task states its answer's form (lowercase)"

@@ -47,9 +47,11 @@ def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
             ("checker", "vote", False),
             ("vote", "checker", True), ("vote", "aggregator", True), ("vote", "stated_answer", True),
             ("stated_answer", "answer_check", False)} <= edges
-    # After the answer: a numeric one is checked against its computation, a writing one revised in a loop.
+    # After the answer: a numeric one is checked against its computation (then against a form its task states), a
+    # writing one revised in a loop.
     assert {("aggregator", "answer_check", True), ("aggregator", "check_instructions", True),
-            ("answer_check", "__end__", False), ("check_instructions", "reviser", True),
+            ("answer_check", "__end__", True), ("answer_check", "check_instructions", True),
+            ("check_instructions", "reviser", True),
             ("reviser", "check_instructions", False), ("check_instructions", "__end__", True)} <= edges
 
 
@@ -66,7 +68,7 @@ def test_a_graph_with_a_response_format_draws_structured_answer_after_the_settle
     assert set(graph.nodes) == set(drawn().nodes) | {"structured_answer"}
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
     # where the answer ended the run, it goes on to be written as the schema; only that node ends it now
-    assert {("answer_check", "structured_answer", False), ("check_instructions", "structured_answer", True),
+    assert {("answer_check", "structured_answer", True), ("check_instructions", "structured_answer", True),
             ("check_instructions", "reviser", True), ("structured_answer", "__end__", False)} <= edges
     assert {s for s, t, _ in edges if t == "__end__"} == {"approval", "structured_answer"}  # a rejected plan
 

@@ -125,6 +125,15 @@ def test_forbidden_words_mentions_headings_and_code_blocks():
     assert problem({"kind": "python_block"}, "def f(x): return x") == "it needs the code in a ```python block"
 
 
+def test_the_noun_that_introduces_a_list_of_words_is_not_a_word_to_use():
+    terms = lambda task: [i["term"] for i in read_instructions(task) if i["kind"] == "mentions"]  # noqa: E731
+    assert terms("Plan my picnic and include the keywords 'RAIN', 'SUN' and 'SHADE'.") == ["RAIN", "SUN", "SHADE"]
+    assert terms("Describe the bakery. Include the words croissant and rye.") == ["croissant", "rye"]
+    assert terms("Mention the word 'harbour'.") == ["harbour"]
+    # a singular noun not before a quoted word is the thing to mention
+    assert terms("Mention the word count and the deadline.") == ["word count", "deadline"]
+
+
 TASK = "Write exactly 3 bullet points about tea. Do not use the word 'very'."
 GOOD = "- Green tea\n- Black tea\n- Herbal tea"
 
@@ -146,6 +155,13 @@ def test_lines_said_twice_are_a_problem_whatever_the_task_says():
     found = problem({"kind": "no_repeats"}, "Design:\n" + block + "Build:\n" + block)
     assert found.startswith("it repeats 2 line(s) word for word, e.g. 'planner breaks the task into steps'")
     assert problem({"kind": "no_repeats"}, "- Test it.\n- Test it.") is None  # too short to be a copied block
+
+
+def test_a_short_line_said_over_and_over_is_a_loop_to_write_anew():
+    stuck = "- resume\n- glass\n" + "- hallucinate\n" * 30
+    assert problem({"kind": "no_repeats"}, stuck) == ("it says 'hallucinate' 30 times over instead of writing on: "
+                                                      "write the answer anew, each thing once")
+    assert problem({"kind": "no_repeats"}, "**Yes**\n\ntext\n\n**Yes**\n\nmore\n\n**Yes**") is None  # 3: not a loop
 
 
 def test_repeated_lines_are_dropped_without_a_model_call_and_the_rest_kept():
@@ -258,3 +274,18 @@ def test_a_cover_letter_is_a_piece_not_a_request_to_cover_a_letter():
     assert read_instructions("Write a cover letter for a rally organizer job.") == []
     assert read_instructions("Write a memo covering pay and leave.") == [{"kind": "mentions", "term": "pay"},
                                                                           {"kind": "mentions", "term": "leave"}]
+
+
+def test_of_two_answers_that_break_as_many_instructions_the_nearer_one_is_kept():
+    from hierplan.nodes.revise import closer
+    from hierplan.rules.instructions import miss
+
+    limit = {"kind": "words", "min": None, "max": 30}
+    long, shorter = "word " * 335, "word " * 60
+    assert miss(limit, long) == pytest.approx(305 / 30) and miss(limit, shorter) == 1.0 and miss(limit, "a b") == 0
+    assert miss({"kind": "bullets", "min": 5, "max": 5}, "- a\n- b") == pytest.approx(3 / 5)
+    assert miss({"kind": "lowercase"}, "Tea") == 1.0
+    found = lambda text: problems([limit], text)  # noqa: E731
+    assert closer([limit], (shorter, found(shorter)), (long, found(long)))
+    assert not closer([limit], (long, found(long)), (shorter, found(shorter)))
+    assert not closer([limit], (long, found(long)), (long, found(long)))  # a full tie keeps the kept answer

@@ -3,7 +3,8 @@
 memory -> classify -> (writing: read_requirements) -> (planner | whole_task_plan) -> tool_choice -> (approval) ->
   scheduler -> (python_step | llm_step | tool_step | replanner)* ->   (with approve_tools a tool's step is tool_step,
   which writes the call, -> approve_tool, which waits for a person, -> tool_step, which calls it)
-  a number the checker can check: checker <-> vote -> stated_answer (with ``explain``: aggregator) -> answer_check
+  a number the checker can check: checker <-> vote -> stated_answer (with ``explain``, or the working or a form
+    asked: aggregator) -> answer_check (-> check_instructions, when the task states a form)
   anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
 and, in a graph built with a response_format, the settled answer as that schema: -> structured_answer -> end
 """
@@ -25,7 +26,7 @@ from langgraph.types import Send
 from hierplan.config import RECURSION_LIMIT, SamplingConfig
 from hierplan.graph.state import AgentState, InputState, LlmStepsPayload, StepPayload
 from hierplan.nodes.aggregator import after_aggregator, make_aggregator
-from hierplan.nodes.answer_check import answer_check
+from hierplan.nodes.answer_check import after_answer_check, answer_check
 from hierplan.nodes.approval import after_approval, make_approval
 from hierplan.nodes.checker import make_checker
 from hierplan.nodes.classify import make_classify
@@ -147,6 +148,12 @@ def revise_or_structure(state: AgentState) -> Literal["reviser", "structured_ans
     return "reviser" if after_instruction_check(state) == "reviser" else "structured_answer"
 
 
+def form_or_structure(state: AgentState) -> Literal["check_instructions", "structured_answer"]:
+    """answer_check's router in a graph with a response_format: where the answer would end the run
+    (after_answer_check), it goes on to be written as the schema."""
+    return "check_instructions" if after_answer_check(state) == "check_instructions" else "structured_answer"
+
+
 def scheduler(state: AgentState) -> AgentState:
     """A join point: parallel steps land here once per superstep, and dispatch runs once after them."""
     return {}
@@ -217,7 +224,8 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     graph.add_conditional_edges("vote", after_vote, ["checker", "stated_answer", "aggregator"])
     graph.add_edge("stated_answer", "answer_check")
     graph.add_conditional_edges("aggregator", after_aggregator, ["answer_check", "check_instructions"])
-    graph.add_edge("answer_check", settled)
+    graph.add_conditional_edges("answer_check", after_answer_check if response_format is None else form_or_structure,
+                                ["check_instructions", settled])
     if response_format is None:
         graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", END])
     else:

@@ -16,7 +16,7 @@ from hierplan.nodes.context import asked, aggregator_results, artifacts_note, fo
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
-from hierplan.rules.answer import computations
+from hierplan.rules.answer import computations, numeric_instructions, prose_asked
 from hierplan.rules.checklist import describe
 from hierplan.rules.kind import NUMERIC
 
@@ -40,11 +40,17 @@ def aggregator_messages(state: AgentState) -> list:
                     notes=prompts.AGGREGATOR_WRITING_NOTES.format(results=notes.strip()) if notes.strip() else "",
                     goal=state["plan"]["goal"], task=asked(state),
                     requirements=requirements_note(state.get("requirements") or [])))]
+    if not computations(results):
+        request = prompts.AGGREGATOR_REQUEST
+    elif prose_asked(state["task"]):  # the working, in the form asked, rather than one or two sentences
+        request = requirements_note(numeric_instructions(state["task"])) + prompts.AGGREGATOR_REQUEST_WORKING
+    else:
+        request = prompts.AGGREGATOR_REQUEST_COMPUTED
     user = prompts.AGGREGATOR_USER.format(
         task=asked(state), goal=state["plan"]["goal"],
         results=((aggregator_results(results, limit=AGGREGATOR_CONTEXT_CHARS) or "(no results)")
                  + artifacts_note(results)),
-        request=prompts.AGGREGATOR_REQUEST_COMPUTED if computations(results) else prompts.AGGREGATOR_REQUEST,
+        request=request,
     )
     return [SystemMessage(prompts.AGGREGATOR_SYSTEM), HumanMessage(user)]
 

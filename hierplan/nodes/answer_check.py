@@ -3,8 +3,12 @@ the same value in another unit) keeps its prose and ends on ``Final answer: <com
 
 from __future__ import annotations
 
+from typing import Literal
+
+from langgraph.graph import END
+
 from hierplan.graph.state import AgentState
-from hierplan.rules.answer import check_answer, ending_on
+from hierplan.rules.answer import check_answer, ending_on, numeric_instructions
 
 
 def answer_check(state: AgentState) -> AgentState:
@@ -15,3 +19,9 @@ def answer_check(state: AgentState) -> AgentState:
         return {"answer_check": check}
     corrected = {**check, "corrected": True, "note": check["note"] + "; the answer now ends with the computed value"}
     return {"answer_check": corrected, "final": ending_on(state["final"], check["computed"])}
+
+
+def after_answer_check(state: AgentState) -> Literal["check_instructions", "__end__"]:
+    """A numeric answer whose task states a form (rules.answer.numeric_instructions: quotes, case, a postscript...)
+    goes on to have it checked and, where a program can, applied; any other ends here."""
+    return "check_instructions" if numeric_instructions(state["task"]) else END

@@ -200,6 +200,10 @@ AGGREGATOR_REQUEST = "Write the final answer."
 # With computed values: short, so the answer ends on the number instead of redoing the arithmetic in prose.
 AGGREGATOR_REQUEST_COMPUTED = ("Write the final answer in one or two sentences, stating the result from the "
                                "computed values, then a last line \"Final answer: <number>\".")
+# The task asks to see the working, or states a form (rules.answer.prose_asked).
+AGGREGATOR_REQUEST_WORKING = ("Write the answer the task asks for: show step by step how the result follows from the "
+                              "task's numbers, using the computed values, in the form the task asks for, then a last "
+                              "line \"Final answer: <number>\".")
 
 # A task that asks for no quantity: the reply itself, in the form the task asks for (on the writing tasks the
 # numeric prompt above made a small model end a checklist on "Final answer: 5"). The task comes last, after the

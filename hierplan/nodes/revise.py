@@ -5,8 +5,9 @@ most config.MAX_REVISIONS times.
 
 What a program can fix without losing anything is fixed first, with no model call (rules.instructions.
 repair_by_program): lines said twice are dropped, and the case, commas, quotes, ending and JSON the task asks for
-are applied; a rewrite from the task alone gives a thinner answer. Every rewrite goes through the same fixes. The answer kept (``final``) is the one that breaks the fewest
-instructions, the draft on a tie; every round is recorded (``instruction_check``). A rewrite that is no longer
+are applied; a rewrite from the task alone gives a thinner answer. Every rewrite goes through the same fixes.
+The answer kept (``final``) is the one that breaks the fewest instructions, or as many by less (60 words where
+the task allows 30 is nearer than 335: rules.instructions.miss), the draft on a tie; every round is recorded (``instruction_check``). A rewrite that is no longer
 the piece (it shrank it, or it is the task's words: rules.substance) is never kept, whatever it fixes; an
 answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
 like a broken instruction (rules.substance.not_the_piece), the draft's too.
@@ -32,7 +33,9 @@ from hierplan.nodes.context import asked
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
-from hierplan.rules.instructions import ALWAYS, problems, read_instructions, repair_by_program
+from hierplan.rules.answer import numeric_instructions
+from hierplan.rules.instructions import ALWAYS, problems, read_instructions, repair_by_program, total_miss
+from hierplan.rules.kind import NUMERIC
 from hierplan.rules.substance import not_the_piece, substance_lost
 
 EMPTY_REVISION = "the revision was empty"
@@ -43,7 +46,8 @@ def check_instructions(state: AgentState) -> AgentState:
     latest answer, kept when it breaks fewer instructions than the kept one."""
     check = state.get("instruction_check")
     if check is None:
-        check, kept = first_check(state["task"], state["final"], state.get("requirements"))
+        requirements = numeric_instructions(state["task"]) if state["kind"] == NUMERIC else state.get("requirements")
+        check, kept = first_check(state["task"], state["final"], requirements)
     else:
         check, kept = with_revision(check, state["final"], state.get("revision") or "", state["task"])
     emit("instruction_check", ok=check["ok"], problems=check["problems"], rounds=len(check["revisions"]))
@@ -71,7 +75,7 @@ def first_check(task: str, draft: str, requirements: list[dict] | None = None) -
     if repaired != draft:
         repaired_problems = answer_problems(instructions, repaired, task)
         rounds.append({"attempt": 0, "kind": "by_program", "problems": repaired_problems})
-        if len(repaired_problems) < len(kept_problems):
+        if closer(instructions, (repaired, repaired_problems), (kept, kept_problems)):
             kept, kept_problems = repaired, repaired_problems
     check: InstructionCheckDict = {
         "kind": "instructions", "instructions": instructions, "draft": draft, "draft_problems": draft_problems,
@@ -88,7 +92,7 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
     found = answer_problems(check["instructions"], revision, task) if revision else [EMPTY_REVISION]
     kept_problems = check["problems"]
     lost = substance_lost(kept, revision, task, check["instructions"]) if revision else None
-    if revision and lost is None and len(found) < len(kept_problems):
+    if revision and lost is None and closer(check["instructions"], (revision, found), (kept, kept_problems)):
         kept, kept_problems = revision, found
     round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found}
     if lost is not None:
@@ -99,13 +103,26 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
             "to_fix": kept_problems if lost is not None else found, "ok": not kept_problems}, kept
 
 
+def closer(instructions: list[dict], answer: tuple[str, list[str]], kept: tuple[str, list[str]]) -> bool:
+    """Whether ``answer`` (text, problems) breaks fewer instructions than ``kept``, or as many but by less
+    (rules.instructions.total_miss: 60 words for "at most 30" is closer than 335); a full tie keeps ``kept``."""
+    if len(answer[1]) != len(kept[1]):
+        return len(answer[1]) < len(kept[1])
+    return bool(answer[1]) and total_miss(instructions, answer[0]) < total_miss(instructions, kept[0])
+
+
 def rewrites(check: InstructionCheckDict) -> int:
     """How many times the model has written the answer anew."""
     return sum(1 for r in check["revisions"] if r.get("kind") != "by_program")
 
 
 def after_instruction_check(state: AgentState) -> Literal["reviser", "__end__"]:
+    """A writing answer that still breaks an instruction is written anew (at most MAX_REVISIONS times); a numeric
+    one never is: a rewrite from the task would lose the number its programs computed and the vote checked, so it
+    keeps what the program fixes gave it."""
     check = state["instruction_check"]
+    if state["kind"] == NUMERIC:
+        return END
     return "reviser" if check["to_fix"] and rewrites(check) < MAX_REVISIONS else END
 
 

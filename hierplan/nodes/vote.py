@@ -17,6 +17,7 @@ from hierplan.graph.state import AgentState, AttemptDict, ResultDict, VoteDict
 from hierplan.nodes.events import emit
 from hierplan.nodes.python_step import last_python_step
 from hierplan.options import RunOptions, run_options
+from hierplan.rules.answer import prose_asked
 from hierplan.rules.numbers import last_number
 from hierplan.rules.plan import whole_task_step
 from hierplan.rules.vote import has_majority, tally, voted
@@ -73,7 +74,10 @@ def vote(state: AgentState) -> AgentState:
 
 def after_vote(state: AgentState, runtime: Runtime[RunOptions]) -> Literal["checker", "stated_answer", "aggregator"]:
     """Back to the checker for a tie-break while the vote is undecided; a decided number is stated by rule, or
-    written by the aggregator model when the run asks for an explanation (``explain``)."""
+    written by the aggregator model when the run asks for an explanation (``explain``) or the task asks for the
+    working or a form (rules.answer.prose_asked)."""
     if not state["vote"]["decided"]:
         return "checker"
-    return "aggregator" if run_options(runtime.context).explain else "stated_answer"
+    if run_options(runtime.context).explain or prose_asked(state["task"]):
+        return "aggregator"
+    return "stated_answer"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from hierplan.rules.instructions import read_instructions
 from hierplan.rules.numbers import last_number, numbers_equal, parse_number, restates_in_other_unit
 
 
@@ -76,3 +77,28 @@ def stated_answer(goal: str, value: str, agreed: int, programs: int) -> str:
     head = goal if goal.endswith("?") else (goal.rstrip(".:") or "The answer") + ":"
     line = STATED_LINE.format(head=head, value=shown, agreed=agreed, programs=programs)
     return "\n".join([line, FINAL_LINE.format(value=shown)])
+
+
+# A task that asks to see how its number was reached, as people ask it.
+WORKING_RE = re.compile(
+    r"\bstep[\s-]+by[\s-]+step\b|\bshow\s+(?:your|the|all(?:\s+the)?|me\s+the)\s+(?:work(?:ing)?|steps|reasoning|"
+    r"calculations?|maths?)\b|\bexplain\s+(?:your|the|how)\b|\bwalk\s+me\s+through\b|\breasoning\b|"
+    r"\bhow\s+you\s+(?:got|arrived|reached|worked)\b", re.I)
+# Counts of list items read from a word problem are its quantities ("Max has 5 points"), and its nouns are not
+# words the answer must use: for a numeric task, only the instructions about the answer's form count.
+NUMERIC_SKIPPED_KINDS = ("items", "bullets", "numbered", "mentions")
+
+
+def numeric_instructions(task: str) -> list[dict[str, Any]]:
+    """The instructions a numeric task states about its answer's form (rules.instructions), leaving out what a
+    word problem's quantities and nouns look like to the readers (NUMERIC_SKIPPED_KINDS)."""
+    return [i for i in read_instructions(task) if i["kind"] not in NUMERIC_SKIPPED_KINDS]
+
+
+def prose_asked(task: str) -> str | None:
+    """Why a numeric task's answer is to be written by the model, in prose, rather than stated from its computed
+    number: the task asks to see the working, or states how its answer must look. None: neither."""
+    if WORKING_RE.search(task):
+        return "the task asks to see the working"
+    kinds = sorted({i["kind"] for i in numeric_instructions(task)})
+    return f"the task states its answer's form ({', '.join(kinds)})" if kinds else None

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from typing import Any
 
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
-from hierplan.config import MIN_LIST_ITEMS, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
+from hierplan.config import MIN_LIST_ITEMS, REPEAT_LOOP_LINES, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
 from hierplan.rules.form import QUOTED, read_form
 from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
@@ -66,6 +67,10 @@ _PER_PART_AFTER_RE = re.compile(r"\s*(?:each|apiece|per\s+\w+|(?:in|on|for|about
 # A checklist or list with no count given is still a list (of config.MIN_LIST_ITEMS items at least).
 _LIST_RE = re.compile(r"\b(?:check\s?list|bulleted\s+list|numbered\s+list|list\s+of)\b", re.I)
 LIST_KINDS = ("bullets", "numbered", "items")
+# "include the (key)words / terms / phrases: ..." names what follows, not a thing to mention itself.
+# ("the word count" is a thing to mention: a singular noun introduces only a quoted word)
+_LIST_NOUN_RE = re.compile(r"^\s*(?:the\s+)?(?:following\s+)?(?:(?:key\s*)?(?:words|terms|phrases)|keywords\b|"
+                           r"(?:key\s*)?(?:word|term|phrase)(?=\s*['\"\u201c\u2018]))\s*", re.I)
 # A phrase after "mention ... and" that is the next instruction, not a thing to mention.
 _NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit)\b|\d",
                             re.I)
@@ -168,7 +173,9 @@ def _unique(instructions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _terms(clause: str) -> list[str]:
-    """'the planner, both executors (routing, inventory) and the memory store' -> its noun phrases."""
+    """'the planner, both executors (routing, inventory) and the memory store' -> its noun phrases; the noun that
+    introduces a list ("the keywords 'x', 'y'") is not one of them."""
+    clause = _LIST_NOUN_RE.sub("", clause, count=1)
     parts = re.split(r",|\(|\)|\band\b|\bas\s+well\s+as\b|\bplus\b", clause)
     terms = []
     for part in parts:
@@ -254,10 +261,15 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
         for key in filter(None, map(_repeat_key, _lines(prose))):
             seen[key] = seen.get(key, 0) + 1
         repeated = [line for line, n in seen.items() if n > 1]
-        if not repeated:
-            return None
-        return (f"it repeats {len(repeated)} line(s) word for word, e.g. '{repeated[0]}': say each thing once "
-                f"and drop the repeats")
+        if repeated:
+            return (f"it repeats {len(repeated)} line(s) word for word, e.g. '{repeated[0]}': say each thing once "
+                    f"and drop the repeats")
+        short = Counter(key for key in (" ".join(prose_words(line.lower())) for line in _lines(prose)) if key)
+        looped = [(line, n) for line, n in short.most_common(1) if n >= REPEAT_LOOP_LINES]
+        if looped:
+            line, n = looped[0]
+            return f"it says '{line}' {n} times over instead of writing on: write the answer anew, each thing once"
+        return None
     if kind == "mentions":
         words = instruction["term"].split()
         return None if all(_word_in(w, text) for w in words) else f"it does not mention {instruction['term']}"
@@ -303,3 +315,25 @@ def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
 
 def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:
     return [p for p in (problem(i, text) for i in instructions) if p is not None]
+
+
+def miss(instruction: dict[str, Any], text: str) -> float:
+    """How far ``text`` is from meeting one instruction: 0 when it is met; for a count (words, list lines) the
+    distance from the bound as a share of it (at 335 words, "at most 30" is missed by 10.2, at 60 words by 1.0);
+    1 for anything else it breaks. What check_instructions compares two answers by when they break as many."""
+    if problem(instruction, text) is None:
+        return 0.0
+    kind = instruction["kind"]
+    if kind == "words" or kind in LIST_KINDS or kind == "headings":
+        prose, _ = split_code(text)
+        n = len(prose_words(prose)) if kind == "words" else _count_lines(prose, kind)
+        lo, hi = instruction["min"], instruction["max"]
+        if lo is not None and n < lo:
+            return (lo - n) / max(lo, 1)
+        if hi is not None and n > hi:
+            return (n - hi) / max(hi, 1)
+    return 1.0
+
+
+def total_miss(instructions: list[dict[str, Any]], text: str) -> float:
+    return sum(miss(i, text) for i in instructions)
