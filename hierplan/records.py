@@ -1,14 +1,19 @@
 """The run's records: TypedDicts of JSON-safe values, as the graph's state stores them.
 
-Each ``...Dict`` is the stored form (``model_dump(mode="json")``) of a pydantic model in hierplan.schema where one
-exists (plans and step results are validated there); the rest are records written by one node each. They sit
-below the graph, the nodes, the rules and the tools, so that each of those reads them without importing the
-graph (hierplan.graph.state builds the state from them).
+Each record's fields are declared here and only here. The records that are validated or built by pydantic (a
+plan and its steps, a step's result, its programs and model calls) have their pydantic classes made from these
+declarations by hierplan.schema, which adds only what a TypedDict cannot say (bounds, defaults); the rest are
+records written by one node each. They sit below the graph, the nodes, the rules and the tools, so that each of
+those reads them without importing the graph (hierplan.graph.state builds the state from them), and they import
+no pydantic (the rules never load it).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal
+
+# typing_extensions' TypedDict: pydantic validates it on Python 3.11 too (typing's only from 3.12)
+from typing_extensions import NotRequired, TypedDict
 
 Tool = Literal["none", "llm", "python"]
 """The built-in tools (schema.Tool); a step may also name a tool registered with build_graph."""
@@ -53,7 +58,9 @@ class CallDict(TypedDict):
     generated_tokens: int | None
     seconds: float
     batch: int
+    """How many prompts shared this call's generate pass (its seconds are the whole pass's)."""
     finish_reason: str | None
+    """Why generation ended, as the model said: "stop", "length" ...; None when it did not say."""
 
 
 class AttemptDict(TypedDict):
@@ -118,6 +125,7 @@ class ResultDict(TypedDict):
     step_id: int
     title: str
     tool: Tool | str
+    """A built-in tool, or the registered tool's name."""
     output: str
     ok: bool
     error: str | None
@@ -126,7 +134,8 @@ class ResultDict(TypedDict):
     attempts: list[AttemptDict]
     calls: list[CallDict]
     check: VoteDict | None
-    """The vote that checked this step's number, once decided (the last Python step of a numeric task)."""
+    """The vote that checked this step's number, once decided (the last Python step of a numeric task): what each
+    program printed, the number kept and how many agreed; None when the step was not checked."""
     seconds: float
     tool_args: dict[str, Any] | None
     """A registered tool's step: the arguments it was called with (None: never called)."""

@@ -1,20 +1,23 @@
 """The plan and step-result models, and the class of a caller's schema (build_graph's ``response_format``, a
-registered tool's JSON-schema arguments). State stores their ``model_dump()`` dicts (JSON-safe)."""
+registered tool's JSON-schema arguments). State stores their ``model_dump(mode="json")`` dicts (JSON-safe): the
+records of hierplan.records, whose fields declare the models of them here (record_model)."""
 
 from __future__ import annotations
 
 import copy
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 # there, read without pydantic too
 from hierplan.config import BUILTIN_TOOLS, MAX_GOAL_CHARS, MAX_INSTRUCTION_CHARS, MAX_STEPS
+from hierplan.records import AttemptDict, CallDict, PlanDict, ResultDict, StepDict
 
 # A plan has as many steps as its task needs: one for a question one program answers, 3 to 8 for a task with
 # distinct parts (the planner's guidance, prompts.PLANNER_SYSTEM). The schema allows 1..MAX_STEPS (config).
@@ -35,42 +38,61 @@ PlanSource = Literal["model", "retry", "fallback", "constrained", "json_schema",
 MAX_REVISED_STEPS = 4
 
 
-class Step(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+def record_model(record: type, name: str, fields: Mapping[str, Any] | None = None, *,
+                 base: type[BaseModel] | None = None, doc: str | None = None,
+                 validators: Mapping[str, Any] | None = None) -> Any:
+    """The pydantic class that validates and builds ``record`` (a TypedDict of hierplan.records), whose fields are
+    declared there only: each of the record's fields, in its order and of its type, with what a TypedDict cannot
+    say given by name in ``fields``: a FieldInfo (bounds, a default, a description) keeps the record's type; a
+    (type, FieldInfo) pair validates another (a nested record's class, the tools a plan may name). With a ``base``
+    made from the same record, only the fields named are declared again (a draft's tighter bounds). ``doc`` is the
+    class's docstring: the JSON schema's description."""
+    fields = dict(fields or {})
+    hints = get_type_hints(record)
+    if unknown := sorted(set(fields) - set(hints)):
+        raise TypeError(f"{record.__name__} has no field {', '.join(unknown)}")
 
-    id: int = Field(ge=1, le=MAX_STEPS)
-    title: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
-    instruction: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
-    tool: Tool
-    expected_output: str = Field(default="", max_length=MAX_EXPECTED_CHARS)
-    depends_on: list[int] | None = Field(
-        default=None,
-        description="Ids of earlier steps whose results this step needs; null means all earlier steps.",
-    )
-    # Why the step has its tool (the tool_choice node by rules.tools, or a person's edit). Left out of the JSON schema,
-    # so neither the plan grammar nor a server-side schema asks the model to write it.
-    tool_reason: SkipJsonSchema[str | None] = Field(default=None, max_length=MAX_EXPECTED_CHARS)
+    def declared(field: str) -> Any:
+        given = fields.get(field, ...)
+        return given if isinstance(given, tuple) else (hints[field], given)
+
+    names = list(fields) if base is not None else list(hints)
+    # No config: pydantic's default ignores a key the record does not declare (a model's extra key in a plan).
+    return create_model(name, __base__=base, __doc__=doc, __validators__=validators,  # type: ignore[call-overload]
+                        **{field: declared(field) for field in names})
 
 
-class Plan(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+def _plan_in_order(plan: Any) -> Any:
+    """Plan's whole-plan check: ids 1..n in order, each dependency an earlier step, assumptions within bounds."""
+    for index, step in enumerate(plan.steps, start=1):
+        if step.id != index:
+            raise ValueError(f"step ids must be 1..{len(plan.steps)} in order; got {step.id} at position {index}")
+        for dep in step.depends_on or []:
+            if not 1 <= dep < step.id:
+                raise ValueError(f"step {step.id} depends on {dep}, which is not an earlier step")
+    for text in plan.assumptions:
+        if len(text) > MAX_ASSUMPTION_CHARS:
+            raise ValueError(f"assumption longer than {MAX_ASSUMPTION_CHARS} characters")
+    return plan
 
-    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
-    assumptions: list[str] = Field(default_factory=list, max_length=MAX_ASSUMPTIONS)
-    steps: list[Step] = Field(min_length=MIN_STEPS, max_length=MAX_STEPS)
 
-    @model_validator(mode="after")
-    def _ids_in_order(self) -> "Plan":
-        for index, step in enumerate(self.steps, start=1):
-            if step.id != index:
-                raise ValueError(f"step ids must be 1..{len(self.steps)} in order; got {step.id} at position {index}")
-            for dep in step.depends_on or []:
-                if not 1 <= dep < step.id:
-                    raise ValueError(f"step {step.id} depends on {dep}, which is not an earlier step")
-        for text in self.assumptions:
-            if len(text) > MAX_ASSUMPTION_CHARS:
-                raise ValueError(f"assumption longer than {MAX_ASSUMPTION_CHARS} characters")
-        return self
+Step = record_model(StepDict, "Step", {
+    "id": Field(ge=1, le=MAX_STEPS),
+    "title": Field(min_length=1, max_length=MAX_TITLE_CHARS),
+    "instruction": Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS),
+    "tool": (Tool, ...),  # the built-in tools only: plan_models makes the classes that take registered ones
+    "expected_output": Field(default="", max_length=MAX_EXPECTED_CHARS),
+    "depends_on": Field(default=None, description="Ids of earlier steps whose results this step needs; null "
+                                                  "means all earlier steps."),
+    # Left out of the JSON schema, so neither the plan grammar nor a server-side schema asks the model to write it.
+    "tool_reason": (SkipJsonSchema[str | None], Field(default=None, max_length=MAX_EXPECTED_CHARS)),
+})
+
+Plan = record_model(PlanDict, "Plan", {
+    "goal": Field(min_length=1, max_length=MAX_GOAL_CHARS),
+    "assumptions": Field(default_factory=list, max_length=MAX_ASSUMPTIONS),
+    "steps": (list[Step], Field(min_length=MIN_STEPS, max_length=MAX_STEPS)),  # type: ignore[valid-type]
+}, validators={"_ids_in_order": model_validator(mode="after")(_plan_in_order)})
 
 
 class Revision(BaseModel):
@@ -98,19 +120,18 @@ DRAFT_INSTRUCTION_CHARS = 200
 DRAFT_EXPECTED_CHARS = 100
 
 
-class DraftStep(Step):
-    title: str = Field(min_length=1, max_length=DRAFT_TITLE_CHARS)
-    instruction: str = Field(min_length=1, max_length=DRAFT_INSTRUCTION_CHARS)
-    expected_output: str = Field(default="", max_length=DRAFT_EXPECTED_CHARS)
+DraftStep = record_model(StepDict, "DraftStep", {
+    "title": Field(min_length=1, max_length=DRAFT_TITLE_CHARS),
+    "instruction": Field(min_length=1, max_length=DRAFT_INSTRUCTION_CHARS),
+    "expected_output": Field(default="", max_length=DRAFT_EXPECTED_CHARS),
+}, base=Step)
 
-
-class DraftPlan(Plan):
-    """The grammar-constrained planner writes this; every match is also a valid Plan."""
-
-    goal: str = Field(min_length=1, max_length=DRAFT_GOAL_CHARS)
-    assumptions: list[Annotated[str, Field(max_length=DRAFT_ASSUMPTION_CHARS)]] = Field(
-        default_factory=list, max_length=DRAFT_ASSUMPTIONS)
-    steps: list[DraftStep] = Field(min_length=MIN_STEPS, max_length=MAX_STEPS)
+DraftPlan = record_model(PlanDict, "DraftPlan", {
+    "goal": Field(min_length=1, max_length=DRAFT_GOAL_CHARS),
+    "assumptions": (list[Annotated[str, Field(max_length=DRAFT_ASSUMPTION_CHARS)]],
+                    Field(default_factory=list, max_length=DRAFT_ASSUMPTIONS)),
+    "steps": (list[DraftStep], Field(min_length=MIN_STEPS, max_length=MAX_STEPS)),  # type: ignore[valid-type]
+}, base=Plan, doc="The grammar-constrained planner writes this; every match is also a valid Plan.")
 
 
 class DraftRevision(Revision):
@@ -180,54 +201,21 @@ def short_error(exc: Exception) -> str:
     return str(exc)
 
 
-class ModelCall(BaseModel):
-    """One model call: what it cost."""
+ModelCall = record_model(CallDict, "ModelCall", {
+    "prompt_tokens": Field(default=None), "generated_tokens": Field(default=None), "batch": Field(default=1),
+    "finish_reason": Field(default=None)}, doc="One model call: what it cost.")
 
-    node: str
-    prompt_tokens: int | None = None
-    generated_tokens: int | None = None
-    seconds: float
-    batch: int = 1
-    """How many prompts shared this call's generate pass (its seconds are the whole pass's)."""
-    finish_reason: str | None = None
-    """Why generation ended, as the model said: "stop", "length" ...; None when it did not say."""
+CodeAttempt = record_model(AttemptDict, "CodeAttempt", {
+    "stdout": Field(default=""), "error": Field(default=None), "exit_reason": Field(default=None)},
+    doc="One attempt of a Python step: the code and what running it gave.")
 
-
-class CodeAttempt(BaseModel):
-    """One attempt of a Python step: the code and what running it gave."""
-
-    code: str
-    ok: bool
-    stdout: str = ""
-    error: str | None = None
-    exit_reason: str | None = None
-
-
-class StepResult(BaseModel):
-    step_id: int
-    title: str
-    tool: str
-    """none, llm, python or a registered tool's name."""
-    output: str
-    ok: bool
-    error: str | None = None
-    code: str | None = None
-    stdout: str | None = None
-    attempts: list[CodeAttempt] = Field(default_factory=list)
-    calls: list[ModelCall] = Field(default_factory=list)
-    check: dict[str, Any] | None = None
-    """An independent check of the step's number (hierplan.nodes.vote): what each program printed, the
-    number kept and how many agreed; None when the step was not checked."""
-    seconds: float = 0.0
-    tool_args: dict[str, Any] | None = None
-    """A registered tool's step: the arguments it was called with (None: never called)."""
-    tool_result: Any = None
-    """A registered tool's step: what the tool returned, JSON-safe (None when the call failed)."""
-    artifacts: list[dict[str, Any]] = Field(default_factory=list)
-    """A Python step's files saved under out/ (graph.state.ArtifactDict)."""
-
-    def as_state(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+# Built with the attempts' and calls' classes (what the nodes hold), stored as their records.
+StepResult = record_model(ResultDict, "StepResult", {
+    "error": Field(default=None), "code": Field(default=None), "stdout": Field(default=None),
+    "attempts": (list[CodeAttempt], Field(default_factory=list)),  # type: ignore[valid-type]
+    "calls": (list[ModelCall], Field(default_factory=list)),  # type: ignore[valid-type]
+    "check": Field(default=None), "seconds": Field(default=0.0), "tool_args": Field(default=None),
+    "tool_result": Field(default=None), "artifacts": Field(default_factory=list)})
 
 
 # The requirement kinds the model may read from a task (rules.checklist maps each to a checker's instruction).

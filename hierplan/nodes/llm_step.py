@@ -37,7 +37,7 @@ def make_llm_step(model: BaseChatModel, base: SamplingConfig):
     def llm_step(payload: LlmStepsPayload, runtime: Runtime[RunOptions]) -> AgentState:
         sampling = run_options(runtime.context).sampling(base)
         results = [StepResult(step_id=s["id"], title=s["title"], tool=s["tool"], output=NO_TOOL_OUTPUT.format(instruction=s["instruction"]),
-                              ok=True).as_state() for s in payload["steps"] if s["tool"] == "none"]
+                              ok=True).model_dump(mode="json") for s in payload["steps"] if s["tool"] == "none"]
         steps = [s for s in payload["steps"] if s["tool"] != "none"]
         if not steps:
             return {"results": results}
@@ -53,7 +53,7 @@ def make_llm_step(model: BaseChatModel, base: SamplingConfig):
                 step_id=step["id"], title=step["title"], tool=step["tool"], output=output,
                 ok=bool(output), error=None if output else "the model returned an empty answer",
                 calls=[call], seconds=seconds,
-            ).as_state())
+            ).model_dump(mode="json"))
         return {"results": results}
 
     return llm_step

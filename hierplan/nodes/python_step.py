@@ -267,7 +267,7 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
             ok=last.ok, error=None if last.ok else last.error, code=last.code, stdout=last.stdout,
             attempts=attempts, calls=calls, seconds=round(time.perf_counter() - start, 3), artifacts=artifacts,
         )
-        return {"results": [result.as_state()]}
+        return {"results": [result.model_dump(mode="json")]}
 
     return python_step
 

@@ -91,7 +91,8 @@ def make_approve_tool(tools: Sequence[BaseTool] = ()):
                 result = StepResult(step_id=step["id"], title=step["title"], tool=tool.name,
                                     output=REJECTED_OUTPUT.format(error=REJECTED), ok=False, error=REJECTED,
                                     calls=call["calls"], tool_args=call["args"], seconds=call["seconds"])
-                return {"tool_calls": {key: {**call, "decision": "rejected"}}, "results": [result.as_state()]}
+                return {"tool_calls": {key: {**call, "decision": "rejected"}},
+                        "results": [result.model_dump(mode="json")]}
             if action == "edit":
                 given = decision.get("arguments") if isinstance(decision, dict) else None
                 try:

@@ -111,6 +111,6 @@ def make_tool_step(model: BaseChatModel, base: SamplingConfig, tools: Sequence[B
             step_id=step["id"], title=step["title"], tool=tool.name,
             output=outcome.text if ok else FAILED_OUTPUT.format(error=error), ok=ok, error=None if ok else error,
             calls=calls, tool_args=args, tool_result=outcome.result if ok else None, seconds=round(seconds, 3))
-        return {"results": [result.as_state()]}
+        return {"results": [result.model_dump(mode="json")]}
 
     return tool_step
