@@ -23,5 +23,6 @@ def answer_check(state: AgentState) -> AgentState:
 
 def after_answer_check(state: AgentState) -> Literal["check_instructions", "__end__"]:
     """A numeric answer whose task states a form (rules.answer.numeric_instructions: quotes, case, a postscript...)
-    goes on to have it checked and, where a program can, applied; any other ends here."""
-    return "check_instructions" if numeric_instructions(state["task"]) else END
+    goes on to have it checked and, where a program can, applied; any other ends here, and so does the answer to a
+    question about the user's files (what its program printed, in the format the question asked)."""
+    return "check_instructions" if not state.get("files") and numeric_instructions(state["task"]) else END

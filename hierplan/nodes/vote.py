@@ -78,6 +78,6 @@ def after_vote(state: AgentState, runtime: Runtime[RunOptions]) -> Literal["chec
     working or a form (rules.answer.prose_asked)."""
     if not state["vote"]["decided"]:
         return "checker"
-    if run_options(runtime.context).explain or prose_asked(state["task"]):
+    if run_options(runtime.context).explain or prose_asked(state["task"], bool(state.get("files"))):
         return "aggregator"
     return "stated_answer"

@@ -95,9 +95,13 @@ def numeric_instructions(task: str) -> list[dict[str, Any]]:
     return [i for i in read_instructions(task) if i["kind"] not in NUMERIC_SKIPPED_KINDS]
 
 
-def prose_asked(task: str) -> str | None:
+def prose_asked(task: str, with_files: bool = False) -> str | None:
     """Why a numeric task's answer is to be written by the model, in prose, rather than stated from its computed
-    number: the task asks to see the working, or states how its answer must look. None: neither."""
+    number: the task asks to see the working, or states how its answer must look. None: neither, or a question
+    about the user's files (``with_files``), whose answer is what its program printed, in the format the question
+    asked (the steps it lists are that program's)."""
+    if with_files:
+        return None
     if WORKING_RE.search(task):
         return "the task asks to see the working"
     kinds = sorted({i["kind"] for i in numeric_instructions(task)})
