@@ -42,7 +42,7 @@ def aggregator_messages(state: AgentState) -> list:
                     requirements=requirements_note(state.get("requirements") or [])))]
     if not computations(results):
         request = prompts.AGGREGATOR_REQUEST
-    elif prose_asked(state["task"], bool(state.get("files"))):  # the working, in the form asked, rather than one or two sentences
+    elif prose_asked(state["task"], bool(state.get("files"))):  # the working, in the form asked
         request = requirements_note(numeric_instructions(state["task"])) + prompts.AGGREGATOR_REQUEST_WORKING
     else:
         request = prompts.AGGREGATOR_REQUEST_COMPUTED

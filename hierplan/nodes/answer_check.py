@@ -25,4 +25,4 @@ def after_answer_check(state: AgentState) -> Literal["check_instructions", "__en
     """A numeric answer whose task states a form (rules.answer.numeric_instructions: quotes, case, a postscript...)
     goes on to have it checked and, where a program can, applied; any other ends here, and so does the answer to a
     question about the user's files (what its program printed, in the format the question asked)."""
-    return "check_instructions" if not state.get("files") and numeric_instructions(state["task"]) else END
+    return "check_instructions" if numeric_instructions(state["task"], bool(state.get("files"))) else END

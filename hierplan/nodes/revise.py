@@ -7,7 +7,8 @@ What a program can fix without losing anything is fixed first, with no model cal
 repair_by_program): lines said twice are dropped, and the case, commas, quotes, ending and JSON the task asks for
 are applied; a rewrite from the task alone gives a thinner answer. Every rewrite goes through the same fixes.
 The answer kept (``final``) is the one that breaks the fewest instructions, or as many by less (60 words where
-the task allows 30 is nearer than 335: rules.instructions.miss), the draft on a tie; every round is recorded (``instruction_check``). A rewrite that is no longer
+the task allows 30 is nearer than 335: rules.instructions.miss), the draft on a tie; every round is recorded
+(``instruction_check``). A rewrite that is no longer
 the piece (it shrank it, or it is the task's words: rules.substance) is never kept, whatever it fixes; an
 answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
 like a broken instruction (rules.substance.not_the_piece), the draft's too.

@@ -89,9 +89,12 @@ WORKING_RE = re.compile(
 NUMERIC_SKIPPED_KINDS = ("items", "bullets", "numbered", "mentions")
 
 
-def numeric_instructions(task: str) -> list[dict[str, Any]]:
+def numeric_instructions(task: str, with_files: bool = False) -> list[dict[str, Any]]:
     """The instructions a numeric task states about its answer's form (rules.instructions), leaving out what a
-    word problem's quantities and nouns look like to the readers (NUMERIC_SKIPPED_KINDS)."""
+    word problem's quantities and nouns look like to the readers (NUMERIC_SKIPPED_KINDS). None for a question
+    about the user's files (``with_files``): its answer is what its program printed, in the format it asked."""
+    if with_files:
+        return []
     return [i for i in read_instructions(task) if i["kind"] not in NUMERIC_SKIPPED_KINDS]
 
 
@@ -100,9 +103,7 @@ def prose_asked(task: str, with_files: bool = False) -> str | None:
     number: the task asks to see the working, or states how its answer must look. None: neither, or a question
     about the user's files (``with_files``), whose answer is what its program printed, in the format the question
     asked (the steps it lists are that program's)."""
-    if with_files:
-        return None
-    if WORKING_RE.search(task):
+    if not with_files and WORKING_RE.search(task):
         return "the task asks to see the working"
-    kinds = sorted({i["kind"] for i in numeric_instructions(task)})
+    kinds = sorted({i["kind"] for i in numeric_instructions(task, with_files)})
     return f"the task states its answer's form ({', '.join(kinds)})" if kinds else None
