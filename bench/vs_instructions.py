@@ -8,13 +8,14 @@
 
 Tasks: ``../shared/eval/instructions_dev.jsonl`` (481 prompts). ``--part tune``: rows 1-240, the only ones looked
 at while tuning; ``--part validate``: a fixed sample of VALIDATE_SIZE rows drawn (seed VALIDATE_SEED) from rows
-241-481. Systems: ``direct`` (the model alone, one call answering the prompt, the aggregator's token budget) and
+241-481; ``--part fresh``: another sample of FRESH_SIZE rows (seed FRESH_SEED) from the validate rows the first
+left, none of them read before its first run. Systems: ``direct`` (the model alone, one call answering the prompt, the aggregator's token budget) and
 ``hierplan`` (build_graph on the same model). Both read only the prompt; the checkers' arguments are read here,
 for scoring only. Every finished prompt is appended to --out at once; the same command resumes a killed run.
 The order of the systems alternates from prompt to prompt.
 
-``--phrasing paraphrased`` (validate only) runs the same rows worded as people write them, none of IFEval's
-stock sentences (bench/data/paraphrase/ifeval_validate.jsonl: same keys and checker arguments).
+``--phrasing paraphrased`` (validate and fresh) runs the same rows worded as people write them, none of IFEval's
+stock sentences (bench/data/paraphrase/ifeval_{validate,fresh}.jsonl: same keys and checker arguments).
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ifeval_checkers import score  # noqa: E402 (bench-only; after the path is set)
 
 TASKS = ROOT.parent / "shared" / "eval" / "instructions_dev.jsonl"
-PARAPHRASED = ROOT / "bench" / "data" / "paraphrase" / "ifeval_validate.jsonl"
+PARAPHRASED = {part: ROOT / "bench" / "data" / "paraphrase" / f"ifeval_{part}.jsonl" for part in ("validate", "fresh")}
 TUNE_ROWS = range(0, 240)
 VALIDATE_ROWS = range(240, 481)
 VALIDATE_SIZE, VALIDATE_SEED = 40, 30
+# A second sample of the validate rows, drawn on 2026-12-06 after the first had been run many times: none of its
+# prompts was read before its first run.
+FRESH_SIZE, FRESH_SEED = 40, 41
 SYSTEMS = ("direct", "hierplan")
 DIRECT_SYSTEM = "You are a helpful assistant. Do the task exactly as asked."
 TEMPERATURE, TOP_P = 0.2, 0.9
@@ -46,10 +50,14 @@ TEMPERATURE, TOP_P = 0.2, 0.9
 def select(rows: list[dict[str, Any]], part: str, limit: int | None, start: int = 1
            ) -> list[tuple[int, dict[str, Any]]]:
     """The part's prompts as (row number, row), from the part's ``start``-th prompt, at most ``limit`` of them."""
+    validate = sorted(random.Random(VALIDATE_SEED).sample(list(VALIDATE_ROWS), VALIDATE_SIZE))
     if part == "tune":
         chosen = list(TUNE_ROWS)
-    else:
-        chosen = sorted(random.Random(VALIDATE_SEED).sample(list(VALIDATE_ROWS), VALIDATE_SIZE))
+    elif part == "validate":
+        chosen = validate
+    else:  # fresh: from the validate rows the first sample did not take
+        rest = [i for i in VALIDATE_ROWS if i not in set(validate)]
+        chosen = sorted(random.Random(FRESH_SEED).sample(rest, FRESH_SIZE))
     picked = [(i + 1, rows[i]) for i in chosen if i < len(rows)][start - 1:]
     return picked[:limit] if limit else picked
 
@@ -121,7 +129,7 @@ def summarize(records: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", choices=["tune", "validate"], required=True)
+    p.add_argument("--part", choices=["tune", "validate", "fresh"], required=True)
     p.add_argument("--start", type=int, default=1, help="begin at the part's N-th prompt (1: its first)")
     p.add_argument("--limit", type=int, help="N prompts only (from --start)")
     p.add_argument("--phrasing", choices=["original", "paraphrased"], default="original")
@@ -140,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = [json.loads(line) for line in TASKS.read_text().splitlines() if line.strip()]
     tasks = select(rows, args.part, args.limit, args.start)
     if args.phrasing == "paraphrased":
-        if args.part != "validate":
-            p.error("--phrasing paraphrased exists for the validate part only")
-        worded = {r["row"]: r for r in map(json.loads, PARAPHRASED.read_text().splitlines()) if r}
+        if args.part not in PARAPHRASED:
+            p.error("--phrasing paraphrased exists for the validate and fresh parts only")
+        worded = {r["row"]: r for r in map(json.loads, PARAPHRASED[args.part].read_text().splitlines()) if r}
         tasks = [(row_no, {**row, "prompt": worded[row_no]["prompt"]}) for row_no, row in tasks]
         assert all(worded[n]["key"] == row["key"] and worded[n]["kwargs"] == row["kwargs"] for n, row in tasks)
     systems = tuple(args.systems.split(","))

@@ -5,6 +5,9 @@ MAIN = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SRC = os.environ.get("EVAL_SRC", "/work/shared/eval")
 ROWS = [242, 247, 248, 253, 258, 259, 261, 275, 281, 294, 303, 304, 306, 312, 315, 330, 337, 342, 343, 359,
         374, 376, 378, 379, 385, 394, 397, 400, 405, 408, 413, 436, 447, 449, 452, 453, 454, 456, 461, 475]
+# the fresh sample of bench/vs_instructions.py --part fresh (seed 41, validate rows the first sample did not take)
+FRESH_ROWS = [244, 246, 252, 263, 266, 279, 282, 288, 289, 292, 309, 314, 319, 321, 326, 328, 339, 345, 352, 357,
+              358, 371, 373, 387, 412, 414, 419, 421, 422, 430, 440, 442, 451, 464, 467, 473, 474, 476, 477, 478]
 STOCK = ["double angular brackets", "markdown divider", "six asterisk", "section x", "p.p.s",
          "your entire response", "in your response, the word", "in your entire response, refrain from",
          "wrap your entire response with double quotation marks", "answer with at least", "answer with at most",
@@ -17,25 +20,31 @@ def stock(text, where):
         if ph in text.lower(): err.append(f"{where}: stock phrase {ph!r}")
 
 src = open(f"{SRC}/instructions_dev.jsonl").read().splitlines()
-ife = load(f"{HERE}/ifeval_validate.jsonl")
-if [o["row"] for o in ife] != ROWS: err.append("ifeval rows/order differ")
-for o in ife:
-    s = json.loads(src[o["row"] - 1])
-    for k in ("key", "instruction_id_list", "kwargs"):
-        if o[k] != s[k]: err.append(f"ifeval row {o['row']}: {k} differs")
-    if o["original"] != s["prompt"]: err.append(f"ifeval row {o['row']}: original differs")
-    if o["prompt"] == s["prompt"]: err.append(f"ifeval row {o['row']}: not paraphrased")
-    p = o["prompt"]
-    for kw in s["kwargs"]:
-        if kw and "prompt_to_repeat" in kw:
-            if kw["prompt_to_repeat"] not in p: err.append(f"ifeval row {o['row']}: repeat text not verbatim")
-            p = p.replace(kw["prompt_to_repeat"], "")  # verbatim source text is exempt from the stock check
-    stock(p, f"ifeval row {o['row']}")
-    if "detectable_content:postscript" in s["instruction_id_list"]:
-        m = [kw for kw in s["kwargs"] if kw and "postscript_marker" in kw][0]["postscript_marker"]
-        if m not in p: err.append(f"ifeval row {o['row']}: marker {m} missing")
-    for kw in s["kwargs"]:
-        if kw and "end_phrase" in kw and kw["end_phrase"] not in p: err.append(f"ifeval row {o['row']}: end phrase missing")
+def check_ifeval(name, rows):
+    ife = load(f"{HERE}/{name}")
+    if [o["row"] for o in ife] != rows: err.append(f"{name}: rows/order differ")
+    for o in ife:
+        w = f"{name} row {o['row']}"
+        s = json.loads(src[o["row"] - 1])
+        for k in ("key", "instruction_id_list", "kwargs"):
+            if o[k] != s[k]: err.append(f"{w}: {k} differs")
+        if o["original"] != s["prompt"]: err.append(f"{w}: original differs")
+        if o["prompt"] == s["prompt"]: err.append(f"{w}: not paraphrased")
+        p = o["prompt"]
+        for kw in s["kwargs"]:
+            if kw and "prompt_to_repeat" in kw:
+                if kw["prompt_to_repeat"] not in p: err.append(f"{w}: repeat text not verbatim")
+                p = p.replace(kw["prompt_to_repeat"], "")  # verbatim source text is exempt from the stock check
+        if "detectable_content:postscript" in s["instruction_id_list"]:
+            m = [kw for kw in s["kwargs"] if kw and "postscript_marker" in kw][0]["postscript_marker"]
+            if m not in p: err.append(f"{w}: marker {m} missing")
+            p = p.replace(m, "")  # the row's own marker (e.g. P.P.S) must appear as is
+        stock(p, w)
+        for kw in s["kwargs"]:
+            if kw and "end_phrase" in kw and kw["end_phrase"] not in p: err.append(f"{w}: end phrase missing")
+    return ife
+ife = check_ifeval("ifeval_validate.jsonl", ROWS)
+fresh = check_ifeval("ifeval_fresh.jsonl", FRESH_ROWS)
 
 g = open(f"{SRC}/gsm8k_dev100.jsonl").read().splitlines()
 gs = load(f"{HERE}/gsm8k_validate.jsonl")
@@ -57,6 +66,6 @@ for i, (o, s) in enumerate(zip(wp, ws), 1):
     stock(o["question"], f"writing {i}")
     for r in s["requirements"]:
         if r["kind"] == "starts_with" and r["text"] not in o["question"]: err.append(f"writing {i}: begin text missing")
-print(f"ifeval {len(ife)}, gsm8k {len(gs)}, writing {len(wp)}")
+print(f"ifeval {len(ife)}, ifeval fresh {len(fresh)}, gsm8k {len(gs)}, writing {len(wp)}")
 print("\n".join(err) if err else "all checks pass")
 sys.exit(1 if err else 0)
