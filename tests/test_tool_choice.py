@@ -39,6 +39,10 @@ def step(i, instruction, tool="llm", title=None, expected="", **extra):
     ("Write a 5-item checklist for a camping trip.", False),
     ("Explain how many hours of sleep teenagers need.", False),  # asks "how many", but holds no number
     ("Write a poem about the sea.", False),
+    ("what's the mean body temperature of a 30 year old woman?", False),  # one number: a fact, nothing to combine
+    ("What is the average of 4 and 10?", True),
+    ("What is the total cost of 5 pens at $2 each?", True),
+    ("How many minutes are in 7 hours?", True),                # one number, and no values to combine
 ])
 def test_a_task_is_numeric_when_it_asks_for_a_quantity_and_holds_a_number(task, numeric):
     assert is_numeric_task(task) is numeric

@@ -26,6 +26,8 @@ KINDS: tuple[TaskKind, ...] = (NUMERIC, WRITING)
 _NUMBER_WORDS = (rf"{NUMBER_WORDS_PATTERN}|half|halves|twice|double|triple|quarters?|dozens?|hundreds?|thousands?|"
                  r"millions?|billions?")
 NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
+# Each value the task gives ("3.50", "1,200" and "twelve" once each).
+VALUE_RE = re.compile(rf"\d+(?:[.,]\d+)*|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 
 _QUANTITY_NOUNS = (r"total|sum|difference|product|quotient|average|mean|median|cost|costs|price|value|number|"
                    r"amount|percentage|percent|ratio|rate|area|perimeter|volume|speed|distance|profit|loss|"
@@ -46,6 +48,11 @@ QUANTITY_QUESTION_RE = re.compile(
     re.IGNORECASE)
 
 
+# What combines several values: asked of a task that gives one number ("the average IQ of a 16 year old"), it asks
+# for a fact, since one value has no average, total or difference to compute.
+AGGREGATE_RE = re.compile(r"\b(?:total|sum|difference|product|quotient|average|mean|median|ratio)\b", re.IGNORECASE)
+
+
 # With the user's files: a question, or a request to analyse what they hold.
 DATA_REQUEST_RE = re.compile(
     r"\?|\b(?:calculate|compute|count|find|determine|identify|check|test|detect|compare|predict|estimate|measure|"
@@ -57,10 +64,17 @@ WRITING_REQUEST_RE = re.compile(
 
 
 def task_kind(task: str, with_data: bool = False, with_files: bool = False) -> TaskKind:
-    """numeric when the task asks for a quantity and holds at least one number or comes ``with_data`` (the
-    user's files or tools), or comes ``with_files`` and asks a question about them or to analyse them (and for
-    no piece of writing); else writing."""
+    """numeric when the task asks for a quantity and holds at least one number (two, when what it asks combines
+    values: AGGREGATE_RE) or comes ``with_data`` (the user's files or tools), or comes ``with_files`` and asks a
+    question about them or to analyse them (and for no piece of writing); else writing."""
     if with_files and DATA_REQUEST_RE.search(task) and not WRITING_REQUEST_RE.search(task):
         return NUMERIC
-    asks = QUANTITY_QUESTION_RE.search(task) and (with_data or with_files or NUMBER_RE.search(task))
-    return NUMERIC if asks else WRITING
+    quantity = QUANTITY_QUESTION_RE.search(task)
+    if quantity is None:
+        return WRITING
+    if with_data or with_files:
+        return NUMERIC
+    values = len(VALUE_RE.findall(task))
+    if AGGREGATE_RE.search(quantity.group(0)) and values < 2:
+        return WRITING
+    return NUMERIC if values else WRITING
