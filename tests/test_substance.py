@@ -82,3 +82,31 @@ def test_capital_letters_are_not_a_letter_to_write():
     task = "Name three startups that do software for the planet, in all capital letters."
     assert not_the_piece("- TERRA CODE\n- GREEN STACK\n- ORBIT SOFT", task, [{"kind": "uppercase"}]) is None
     assert not_the_piece("Dear Sam, thanks.", "Write a letter to Sam about the move.", []) is not None
+
+
+POEM_TASK = "Could you write me a poem about a lighthouse keeper who misses the mainland? Keep it gentle."
+POEM = ("The lamp turns slow above the foam,\nhe counts the ships that carry home\nthe bread, the letters, "
+        "voices wide,\nwhile he keeps watch on the other side.\n\nAt dawn he folds the night away\nand waves to "
+        "boats that never stay.")
+POINTS = ("- The lighthouse keeper lives alone on a rock far from the coast and its towns.\n- He misses the "
+          "mainland, his family and the market on Saturdays.\n- He watches the ships every night and writes down "
+          "their names.\n- The poem should be gentle and calm in tone, with soft images of the sea.")
+
+
+def test_a_list_where_the_task_names_one_poem_is_not_the_piece():
+    why = not_the_piece(POINTS, POEM_TASK, [])
+    assert why is not None and "list of points, not the poem" in why
+    assert not_the_piece(POEM, POEM_TASK, []) is None
+
+
+def test_a_list_is_the_piece_when_the_task_asks_for_one():
+    assert not_the_piece(POINTS, POEM_TASK, [{"kind": "bullets", "min": 4, "max": 4}]) is None
+    assert not_the_piece(POINTS, "Give me the main points of a poem about a lighthouse keeper.", []) is None
+    # several pieces may come as a list of them
+    assert not_the_piece(POINTS, "Write three short poems about a lighthouse keeper.", []) is None
+
+
+def test_a_rewrite_that_turns_the_piece_into_a_list_is_rejected():
+    why = substance_lost(POEM, POINTS + "\n- He waves to boats.", POEM_TASK, [])
+    assert why is not None and "into a list" in why
+    assert substance_lost(POEM, POEM.replace("gentle", "soft"), POEM_TASK, []) is None

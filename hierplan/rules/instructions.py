@@ -191,6 +191,13 @@ def _count_lines(prose: str, kind: str) -> int:
     return sum(1 for line in prose.splitlines() if any(p.match(line) for p in patterns))
 
 
+def list_lines(text: str) -> tuple[int, int]:
+    """(the prose's bullet or numbered lines, its non-empty lines): how much of an answer is a list."""
+    prose, _ = split_code(text)
+    lines = [line for line in prose.splitlines() if line.strip()]
+    return _count_lines(prose, "items"), len(lines)
+
+
 def _word_in(word: str, text: str) -> bool:
     """The whole word, singular or plural ("executors" is mentioned by "executor", "routing" not by "route")."""
     base = word[:-1] if word.lower().endswith("s") and len(word) > 3 else word

@@ -12,7 +12,10 @@ here.
 The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is
 the task's own words (ECHO_LIMIT), or when the task names a piece of writing (an essay, a letter, a post...) or
 asks to expand on something and the answer has fewer than MIN_PIECE_WORDS words where the task's limits allow
-that many. Such an answer is a problem to fix like a broken instruction, so the reviser writes the piece anew.
+that many, or when the task names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and
+asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items). Such an
+answer is a problem to fix like a broken instruction, so the reviser writes the piece anew; for the same reason a
+rewrite that turns a kept answer in sentences into a list the task did not ask for is not kept.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from hierplan.rules.instructions import LIST_KINDS, list_lines
 from hierplan.rules.text import words
 
 KEEP_SHARE = 0.6
@@ -39,11 +43,23 @@ PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
                       r"speech(?:es)?|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
                       r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|expand(?:ing)?\s+on|"
                       r"elaborat(?:e|ing)\s+on)\b", re.I)
+# One piece written in sentences or verse, which a list of points is not (several poems or jokes may be a list).
+RUNNING_PIECE_RE = re.compile(r"\b(?:poem|haiku|limerick|sonnet|song|lyrics|rap|story|"
+                              r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!small )(?<!the )letter(?!\s+[a-z]\b)|"
+                              r"essay|speech|riddle|joke|dialogue)\b(?!s)", re.I)
+# Words by which a task asks for a list, read or not as an instruction: then a list is what it asks for.
+LIST_WORDS_RE = re.compile(r"\b(?:lists?|listing|bullet(?:s|ed)?|points|numbered|items|steps|outline|ideas|tips|"
+                           r"names|options|examples|reasons|ways)\b", re.I)
+LIST_SHARE = 0.6
+"""An answer at least this share of whose lines (and MIN_LIST_LINES of them) are list items is a list."""
+MIN_LIST_LINES = 3
 _SENTENCE_FLOOR = 3
 """A task allowing at most this many sentences may be answered in fewer than MIN_PIECE_WORDS words."""
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
 TOO_SHORT = ("it has only {n} words, which is not the {piece} the task asks for: write the whole {piece}, "
              "meeting the task's instructions")
+A_LIST = ("it is a list of points, not the {piece} the task asks for: write the {piece} itself, in sentences "
+          "or verse, meeting the task's instructions")
 # The instructions whose text the answer is asked to contain: their words are the task's by request.
 _QUOTED_KINDS = ("repeat_request", "ends_with", "begins_with", "heading_text")
 
@@ -85,7 +101,19 @@ def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[di
     asked = _asked(instructions)
     if echo_share(rewrite, task, asked) > echo_share(kept, task, asked) + ECHO_MARGIN:
         return "the rewrite repeats the task's words instead of answering it"
+    if is_list(rewrite) and not is_list(kept) and not _asks_list(instructions, task):
+        return "the rewrite turned the piece into a list the task did not ask for"
     return None
+
+
+def is_list(text: str) -> bool:
+    """Whether ``text`` is a list of points (LIST_SHARE of its lines list items, at least MIN_LIST_LINES)."""
+    items, lines = list_lines(text)
+    return items >= MIN_LIST_LINES and items >= LIST_SHARE * lines
+
+
+def _asks_list(instructions: list[dict[str, Any]], task: str) -> bool:
+    return any(i.get("kind") in LIST_KINDS for i in instructions) or LIST_WORDS_RE.search(task) is not None
 
 
 def _allows_short(instructions: list[dict[str, Any]]) -> bool:
@@ -98,8 +126,8 @@ def _allows_short(instructions: list[dict[str, Any]]) -> bool:
 
 
 def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]) -> str | None:
-    """Why ``answer`` is no answer to ``task`` at all (the task copied back, or a line where the task names a
-    piece of writing), or None. Judged on every answer the loop may keep, the draft included."""
+    """Why ``answer`` is no answer to ``task`` at all (the task copied back, a line where the task names a piece
+    of writing, or a list where it names a piece in sentences or verse), or None. Judged on every answer the loop may keep, the draft included."""
     instructions = list(instructions)
     asked = _asked(instructions)
     if echo_share(answer, task, asked) > ECHO_LIMIT:
@@ -109,4 +137,7 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     if piece and n < MIN_PIECE_WORDS and not _allows_short(instructions):
         name = piece.group(0).lower()
         return TOO_SHORT.format(n=n, piece="piece" if " on" in name else name)
+    running = RUNNING_PIECE_RE.search(task)
+    if running and is_list(answer) and not _asks_list(instructions, task):
+        return A_LIST.format(piece=running.group(0).lower())
     return None
