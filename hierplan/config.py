@@ -60,6 +60,9 @@ MAX_REPLANS = 1
 MAX_TIE_BREAKS = 2
 """Whole-task programs drawn after the first check while no number has a majority (nodes.vote)."""
 MAX_REVISIONS = 2
+# A list to be written again under the grammar (nodes.revise) holds at most this many items; a longer one is
+# rewritten as free text.
+MAX_GRAMMAR_LIST_ITEMS = 20
 """Rewrites of an answer that breaks the task's checkable instructions (nodes.instructions)."""
 STRUCTURED_RETRIES = 1
 """Asks again for the answer as the response_format's schema after a reply that did not validate, shown why."""

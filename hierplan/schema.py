@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, ValidationError, conlist, create_model,
+                      model_validator)
 from pydantic.json_schema import SkipJsonSchema
 
 # there, read without pydantic too
@@ -248,6 +249,16 @@ class Checklist(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     requirements: list[Requirement] = Field(default_factory=list, max_length=MAX_REQUIREMENTS)
+
+
+MIN_ITEM_CHARS = 3
+
+
+def list_items_model(least: int, most: int) -> type[BaseModel]:
+    """What the reviser asks for when a list has the wrong number of items: ``{"items": [...]}`` with ``least`` to
+    ``most`` non-empty items, a count the grammar holds the model to."""
+    item = Annotated[str, StringConstraints(min_length=MIN_ITEM_CHARS)]
+    return create_model("ListItems", items=(conlist(item, min_length=least, max_length=most), ...))
 
 
 # --- a caller's schema: build_graph's response_format, a registered tool's JSON-schema arguments ------------------

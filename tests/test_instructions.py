@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from fakes import ScriptedChatModel, answer_token, plan_json
+from fakes import ScriptedChatModel, StructuredScriptedChatModel, answer_token, plan_json
 from langgraph.graph import END, START, StateGraph
 
 from hierplan import build_graph
 from hierplan.config import MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
-from hierplan.rules.instructions import problem, problems, read_instructions
+from hierplan.rules.instructions import list_to_rewrite, problem, problems, put_list, read_instructions
 
 
 def revise(model, task, draft):
@@ -212,6 +212,54 @@ def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
     assert [len(r["problems"]) for r in check["revisions"]] == [2] * MAX_REVISIONS
     assert [c["kwargs"]["temperature"] for c in model.calls] == [0.2, WARM_TEMPERATURE]  # the retry warmer
     assert "still breaks 1 of 3" in describe(check)
+
+
+def test_a_list_is_put_where_the_answers_list_was_and_the_rest_stays():
+    text = "Three ways to save water:\n\n- Shorter showers\n  - under five minutes\n- Fix leaks\n- Full loads\n- Rain barrels\n\nStart today."
+    new = put_list(text, ["Take shorter showers.", "Fix  leaking\ntaps.", "Run full loads only."], "bullets")
+    assert new == ("Three ways to save water:\n\n- Take shorter showers.\n- Fix leaking taps.\n- Run full loads only."
+                   "\n\nStart today.")
+    assert put_list("No list here.", ["a one", "a two"], "numbered") == "1. a one\n2. a two"
+
+
+def test_only_a_broken_list_with_a_bound_the_grammar_can_hold_is_written_under_it():
+    three = {"kind": "bullets", "min": 3, "max": 3}
+    assert list_to_rewrite([three], "- a\n- b", 20) == three
+    assert list_to_rewrite([three], "- a\n- b\n- c", 20) is None                        # met
+    assert list_to_rewrite([{"kind": "items", "min": 3, "max": None}], "- a", 20) is None  # no bound
+    assert list_to_rewrite([{"kind": "numbered", "min": 30, "max": 40}], "1. a", 20) is None  # too long
+    assert list_to_rewrite([{"kind": "headings", "min": 2, "max": 2}], "text", 20) is None
+
+
+def test_a_list_with_the_wrong_count_is_written_again_under_the_grammar_keeping_the_rest():
+    task = "Give me tips for a first marathon, with exactly 3 bullet points."
+    draft = ("Training for a first marathon takes months.\n\n- Build mileage slowly\n- Rest one day a week\n"
+             "- Eat carbohydrates\n- Practise with race shoes\n- Sleep well\n\nGood luck on the day.")
+    items = {"items": ["Build your mileage slowly and rest one day a week.", "Eat carbohydrates and sleep well.",
+                       "Practise in the shoes you will race in."]}
+    model = StructuredScriptedChatModel(script={"reviser_list": [json.dumps(items)]})
+    final, check, calls = revise(model, task, draft)
+    assert final == ("Training for a first marathon takes months.\n\n- Build your mileage slowly and rest one day "
+                     "a week.\n- Eat carbohydrates and sleep well.\n- Practise in the shoes you will race in.\n\n"
+                     "Good luck on the day.")
+    assert check["ok"] and [r.get("kind") for r in check["revisions"]] == ["list"] and len(calls) == 1
+    schema = model.calls[0]["kwargs"]["response_format"].model_json_schema()["properties"]["items"]
+    assert (schema["minItems"], schema["maxItems"]) == (3, 3)
+    asked = model.calls[0]["messages"][-1].content
+    assert "Sleep well" in asked and "exactly 3 items" in asked  # the items come from the answer itself
+
+
+def test_a_list_the_model_does_not_give_is_written_anew_as_before():
+    task = "Give me tips for a first marathon, with exactly 3 bullet points."
+    draft = "- Build mileage slowly\n- Rest one day a week"
+    fixed = "- Build mileage slowly\n- Rest one day a week\n- Sleep well"
+    model = StructuredScriptedChatModel(script={"reviser_list": ["not json"], "reviser": [fixed]})
+    final, check, calls = revise(model, task, draft)
+    assert final == fixed and model.count("reviser_list") == 1 and model.count("reviser") == 1
+    assert len(calls) == 2 and check["revisions"][0].get("kind") is None  # the rewrite's round
+    # without structured output (a plain model), the list is written anew at once
+    plain = ScriptedChatModel(script={"reviser": [fixed]})
+    assert revise(plain, task, draft)[0] == fixed and plain.count("reviser_list") == 0
 
 
 def test_the_graph_revises_a_writing_answer_and_records_the_check():

@@ -232,6 +232,16 @@ What the previous answer got wrong:
 
 Write the new answer to the task."""
 
+# A list with the wrong number of items, written again under the grammar with the count asked (the reviser node,
+# nodes.revise.list_messages): the items come from the kept answer, which a program then puts where its list was.
+LIST_SYSTEM = """You write the list the user's task asks for, as JSON: {"items": [...]}. Each item is one point of the answer, written in full, without a bullet or a number in front. Take the points from the answer below: keep what it says, merge or split its points to make the number of items the task asks for, and follow the task's other instructions."""
+LIST_USER = """Task: {task}
+
+The answer so far:
+{answer}
+
+Write the list now: {count} items."""
+
 # The aggregator's view of the results (hierplan.nodes.context.aggregator_results): computations first.
 COMPUTED_HEADER = "Computed with Python (printed values):\n"
 OTHER_RESULTS_HEADER = "Other steps:\n"

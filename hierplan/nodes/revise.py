@@ -13,8 +13,15 @@ the piece (it shrank it, or it is the task's words: rules.substance) is never ke
 answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
 like a broken instruction (rules.substance.not_the_piece), the draft's too.
 
+A list with the wrong number of items (bullets, numbered lines, list items, with a bound) is the first thing the
+reviser writes again, under the grammar: the model gives the list's items from the kept answer, held by a schema
+to the count asked (schema.list_items_model), and a program puts them where the answer's list was
+(rules.instructions.put_list); the rest of the answer stays as it was. Where the model gives no structured output
+(the run's ``constrain`` off, a model without it), or the reply does not validate, the answer is written anew as
+for any other problem.
+
 Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
-exactly.
+exactly, and a grammar holds a count exactly.
 """
 
 from __future__ import annotations
@@ -27,17 +34,19 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
-from hierplan.config import MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.config import MAX_GRAMMAR_LIST_ITEMS, MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, InstructionCheckDict, InstructionRoundDict
 from hierplan.nodes import prompts
 from hierplan.nodes.context import asked
 from hierplan.nodes.events import emit
-from hierplan.nodes.model_call import invoke_model
+from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import numeric_instructions
-from hierplan.rules.instructions import ALWAYS, problems, read_instructions, repair_by_program, total_miss
+from hierplan.rules.instructions import (ALWAYS, list_to_rewrite, problems, put_list, read_instructions,
+                                         repair_by_program, total_miss)
 from hierplan.rules.kind import NUMERIC
 from hierplan.rules.substance import not_the_piece, substance_lost
+from hierplan.schema import list_items_model
 
 EMPTY_REVISION = "the revision was empty"
 
@@ -50,7 +59,8 @@ def check_instructions(state: AgentState) -> AgentState:
         requirements = numeric_instructions(state["task"]) if state["kind"] == NUMERIC else state.get("requirements")
         check, kept = first_check(state["task"], state["final"], requirements)
     else:
-        check, kept = with_revision(check, state["final"], state.get("revision") or "", state["task"])
+        check, kept = with_revision(check, state["final"], state.get("revision") or "", state["task"],
+                                    listed=state.get("revision_kind") == "list")
     emit("instruction_check", ok=check["ok"], problems=check["problems"], rounds=len(check["revisions"]))
     update: AgentState = {"instruction_check": check}
     if kept != state["final"]:
@@ -85,17 +95,19 @@ def first_check(task: str, draft: str, requirements: list[dict] | None = None) -
     return check, kept
 
 
-def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: str
+def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: str, listed: bool = False
                   ) -> tuple[InstructionCheckDict, str]:
-    """(the check with the reviser's latest answer, repaired by program, as a new round; the answer to keep:
-    the revision when it breaks fewer instructions and is still the piece (rules.substance), else ``kept``)."""
+    """(the check with the reviser's latest answer, repaired by program, as a new round (``listed``: only its
+    list was written again); the answer to keep: the revision when it breaks fewer instructions and is still the
+    piece (rules.substance), else ``kept``)."""
     revision = repair_by_program(check["instructions"], revision) if revision else revision
     found = answer_problems(check["instructions"], revision, task) if revision else [EMPTY_REVISION]
     kept_problems = check["problems"]
     lost = substance_lost(kept, revision, task, check["instructions"]) if revision else None
     if revision and lost is None and closer(check["instructions"], (revision, found), (kept, kept_problems)):
         kept, kept_problems = revision, found
-    round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found}
+    round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found,
+                                    **({"kind": "list"} if listed else {})}
     if lost is not None:
         round_["rejected"] = lost
     rounds = [*check["revisions"], round_]
@@ -132,11 +144,31 @@ def revise_messages(task: str, found: list[str]) -> list:
             HumanMessage(prompts.REVISE_USER.format(task=task, problems="\n".join(f"- {p}" for p in found)))]
 
 
+def list_messages(task: str, answer: str, instruction: dict) -> list:
+    least, most = instruction.get("min"), instruction["max"]
+    count = f"exactly {most}" if least == most else f"{least or 1} to {most}"
+    return [SystemMessage(prompts.LIST_SYSTEM),
+            HumanMessage(prompts.LIST_USER.format(task=task, answer=answer, count=count))]
+
+
 def make_reviser(model: BaseChatModel, base: SamplingConfig):
     def reviser(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
-        sampling = run_options(runtime.context).sampling(base)
+        options = run_options(runtime.context)
+        sampling = options.sampling(base)
         check = state["instruction_check"]
         attempt = rewrites(check) + 1
+        calls = []
+        listed = list_to_rewrite(check["instructions"], state["final"], MAX_GRAMMAR_LIST_ITEMS)
+        if listed is not None and options.constrain and not any(r.get("kind") == "list" for r in check["revisions"]):
+            emit("node_started", node="reviser", attempt=attempt, kind="list")
+            schema = list_items_model(listed.get("min") or 1, listed["max"])
+            got = invoke_structured(model, list_messages(asked(state), state["final"], listed), sampling.aggregator,
+                                    schema, node="reviser", seed=sampling.seed, seed_key=(attempt, "list"))
+            if got is not None:
+                calls.append(got.call.model_dump())
+                if got.parsed is not None:
+                    return {"revision": put_list(state["final"], got.parsed.items, listed["kind"]),
+                            "revision_kind": "list", "calls": calls}
         # The second try warmer: at the first one's temperature it mostly repeats the first.
         node_sampling = sampling.aggregator if attempt == 1 else replace(
             sampling.aggregator, temperature=max(sampling.aggregator.temperature, WARM_TEMPERATURE))
@@ -144,6 +176,6 @@ def make_reviser(model: BaseChatModel, base: SamplingConfig):
         text, call = invoke_model(model, revise_messages(asked(state), check["to_fix"]), node_sampling,
                                   node="reviser", seed=sampling.seed, seed_key=(attempt,), stream=True,
                                   attempt=attempt)
-        return {"revision": text.strip(), "calls": [call.model_dump()]}
+        return {"revision": text.strip(), "revision_kind": "rewrite", "calls": [*calls, call.model_dump()]}
 
     return reviser

@@ -198,6 +198,28 @@ def list_lines(text: str) -> tuple[int, int]:
     return _count_lines(prose, "items"), len(lines)
 
 
+def list_to_rewrite(instructions: list[dict[str, Any]], text: str, most: int) -> dict[str, Any] | None:
+    """The first list instruction (bullets, numbered lines, list items) ``text`` breaks whose count is bounded by
+    at most ``most`` items, or None: a list a grammar can hold to the count asked."""
+    for instruction in instructions:
+        if (instruction["kind"] in LIST_KINDS and instruction.get("max") is not None and instruction["max"] <= most
+                and problem(instruction, text) is not None):
+            return instruction
+    return None
+
+
+def put_list(text: str, items: list[str], kind: str) -> str:
+    """``text`` with its list (from its first to its last top-level list line) replaced by ``items``, as bullet
+    points ('- ') or, for ``kind`` "numbered", numbered lines; ``items`` alone when ``text`` has no list."""
+    marked = [f"{n}. {item}" if kind == "numbered" else f"- {item}"
+              for n, item in enumerate((" ".join(i.split()) for i in items), 1)]
+    lines = text.splitlines()
+    at = [k for k, line in enumerate(lines) if _BULLET_LINE_RE.match(line) or _NUMBERED_LINE_RE.match(line)]
+    if not at:
+        return "\n".join(marked)
+    return "\n".join([*lines[:at[0]], *marked, *lines[at[-1] + 1:]])
+
+
 def _word_in(word: str, text: str) -> bool:
     """The whole word, singular or plural ("executors" is mentioned by "executor", "routing" not by "route")."""
     base = word[:-1] if word.lower().endswith("s") and len(word) > 3 else word
