@@ -252,13 +252,33 @@ class Checklist(BaseModel):
 
 
 MIN_ITEM_CHARS = 3
+MIN_BLOCK_CHARS = 20
+MAX_TITLE_PART_CHARS = 80
+MAX_POSTSCRIPT_CHARS = 300
 
 
-def list_items_model(least: int, most: int) -> type[BaseModel]:
-    """What the reviser asks for when a list has the wrong number of items: ``{"items": [...]}`` with ``least`` to
-    ``most`` non-empty items, a count the grammar holds the model to."""
-    item = Annotated[str, StringConstraints(min_length=MIN_ITEM_CHARS)]
-    return create_model("ListItems", items=(conlist(item, min_length=least, max_length=most), ...))
+def parts_model(parts: list[dict[str, Any]]) -> type[BaseModel]:
+    """What the reviser asks for when the answer misses a count or lacks a part (rules.parts.parts_to_write): an
+    object with, for each part, ``items`` (a list), ``paragraphs`` or ``sections`` held to the count asked, a
+    ``title`` or a ``postscript``; the grammar holds the model to it."""
+    from hierplan.rules.parts import part_count
+
+    fields: dict[str, Any] = {}
+    for part in parts:
+        kind = part["kind"]
+        if kind == "title":
+            fields["title"] = (Annotated[str, StringConstraints(min_length=MIN_ITEM_CHARS,
+                                                                max_length=MAX_TITLE_PART_CHARS)], ...)
+        elif kind == "postscript":
+            fields["postscript"] = (Annotated[str, StringConstraints(min_length=MIN_ITEM_CHARS,
+                                                                     max_length=MAX_POSTSCRIPT_CHARS)], ...)
+        else:
+            least, most = part_count(part)
+            name, shortest = ("items", MIN_ITEM_CHARS) if kind not in ("paragraphs", "sections") else (
+                kind, MIN_BLOCK_CHARS)
+            fields[name] = (conlist(Annotated[str, StringConstraints(min_length=shortest)], min_length=least,
+                                    max_length=most), ...)
+    return create_model("AnswerParts", **fields)
 
 
 # --- a caller's schema: build_graph's response_format, a registered tool's JSON-schema arguments ------------------

@@ -194,6 +194,19 @@ def test_program_fixes_lose_nothing_and_meet_their_instruction():
     assert [form_problem(i, fixed) for i in instructions] == [None] * len(instructions)
 
 
+def test_missing_highlights_mark_opening_sentences_and_keep_every_word():
+    highlights = {"kind": "highlights", "min": 4}  # one is there: three to mark
+    draft = ("Bees matter. They pollinate crops.\n\n## Why\n- Hives need *clean* water\n- Flowers feed them all year."
+             "\n```\nx = 1. y = 2.\n```\nPlant clover, thyme and lavender, which bloom at different times of the "
+             "summer and keep the hive fed from the first warm day until the first frost comes.")
+    fixed = fix_form([highlights], draft)
+    assert fixed == ("*Bees matter.* They pollinate crops.\n\n## Why\n- Hives need *clean* water\n- *Flowers feed "
+                     "them all year.*\n```\nx = 1. y = 2.\n```\n*Plant clover*, thyme and lavender, which bloom at "
+                     "different times of the summer and keep the hive fed from the first warm day until the first "
+                     "frost comes.")
+    assert form_problem(highlights, fixed) is None and fixed.replace("*", "") == draft.replace("*", "")
+
+
 def test_json_is_wrapped_as_a_string_and_its_commas_kept():
     instructions = read_form("Answer in JSON and don't use a single comma anywhere.")
     assert {i["kind"] for i in instructions} == {"json", "no_commas"}

@@ -14,7 +14,8 @@ from hierplan import build_graph
 from hierplan.config import MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
-from hierplan.rules.instructions import list_to_rewrite, problem, problems, put_list, read_instructions
+from hierplan.rules.instructions import problem, problems, put_list, read_instructions
+from hierplan.rules.parts import parts_to_write, put_parts
 
 
 def revise(model, task, draft):
@@ -222,13 +223,32 @@ def test_a_list_is_put_where_the_answers_list_was_and_the_rest_stays():
     assert put_list("No list here.", ["a one", "a two"], "numbered") == "1. a one\n2. a two"
 
 
-def test_only_a_broken_list_with_a_bound_the_grammar_can_hold_is_written_under_it():
+def test_the_parts_written_under_the_grammar_are_a_broken_count_a_title_and_a_postscript():
     three = {"kind": "bullets", "min": 3, "max": 3}
-    assert list_to_rewrite([three], "- a\n- b", 20) == three
-    assert list_to_rewrite([three], "- a\n- b\n- c", 20) is None                        # met
-    assert list_to_rewrite([{"kind": "items", "min": 3, "max": None}], "- a", 20) is None  # no bound
-    assert list_to_rewrite([{"kind": "numbered", "min": 30, "max": 40}], "1. a", 20) is None  # too long
-    assert list_to_rewrite([{"kind": "headings", "min": 2, "max": 2}], "text", 20) is None
+    title, ps = {"kind": "title"}, {"kind": "postscript", "marker": "P.S."}
+    assert parts_to_write([three], "- a\n- b", 20) == [three]
+    assert parts_to_write([three], "- a\n- b\n- c", 20) == []                               # met
+    assert parts_to_write([{"kind": "items", "min": 3, "max": None}], "- a", 20) == []      # no bound
+    assert parts_to_write([{"kind": "numbered", "min": 30, "max": 40}], "1. a", 20) == []   # too many
+    assert parts_to_write([{"kind": "headings", "min": 2, "max": 2}], "text", 20) == []
+    assert parts_to_write([ps, title, three], "- a", 20) == [three, ps, title]              # the body first
+    assert parts_to_write([title, ps], "<<Tea>>\n\nText.\n\nP.S. More.", 20) == []
+    four = {"kind": "paragraphs", "count": 4}
+    assert parts_to_write([four, three], "One.", 20) == [four]                               # one body part
+
+
+def test_the_parts_are_put_in_place_and_the_rest_stays():
+    parts = [{"kind": "sections", "marker": "SECTION", "count": 2}, {"kind": "title"},
+             {"kind": "postscript", "marker": "P.P.S"}]
+    written = {"sections": ["Rivers carry silt.", "Deltas grow."], "title": "<<Deltas>>",
+               "postscript": "P.P.S: Visit one."}
+    assert put_parts("old text", parts, written) == (
+        "<<Deltas>>\n\nSECTION 1\nRivers carry silt.\n\nSECTION 2\nDeltas grow.\n\nP.P.S Visit one.")
+    paragraphs = put_parts("x", [{"kind": "paragraphs", "count": 2}], {"paragraphs": ["One. ", "Two."]})
+    assert paragraphs == "One.\n\n***\n\nTwo."
+    kept = "Dear Sam,\n\nThanks for the tea.\n\nBest, Ann"
+    assert put_parts(kept, [{"kind": "postscript", "marker": "P.S."}], {"postscript": "Bring cake."}) == (
+        kept + "\n\nP.S. Bring cake.")
 
 
 def test_a_list_with_the_wrong_count_is_written_again_under_the_grammar_keeping_the_rest():
@@ -237,29 +257,42 @@ def test_a_list_with_the_wrong_count_is_written_again_under_the_grammar_keeping_
              "- Eat carbohydrates\n- Practise with race shoes\n- Sleep well\n\nGood luck on the day.")
     items = {"items": ["Build your mileage slowly and rest one day a week.", "Eat carbohydrates and sleep well.",
                        "Practise in the shoes you will race in."]}
-    model = StructuredScriptedChatModel(script={"reviser_list": [json.dumps(items)]})
+    model = StructuredScriptedChatModel(script={"reviser_parts": [json.dumps(items)]})
     final, check, calls = revise(model, task, draft)
     assert final == ("Training for a first marathon takes months.\n\n- Build your mileage slowly and rest one day "
                      "a week.\n- Eat carbohydrates and sleep well.\n- Practise in the shoes you will race in.\n\n"
                      "Good luck on the day.")
-    assert check["ok"] and [r.get("kind") for r in check["revisions"]] == ["list"] and len(calls) == 1
+    assert check["ok"] and [r.get("kind") for r in check["revisions"]] == ["parts"] and len(calls) == 1
     schema = model.calls[0]["kwargs"]["response_format"].model_json_schema()["properties"]["items"]
     assert (schema["minItems"], schema["maxItems"]) == (3, 3)
     asked = model.calls[0]["messages"][-1].content
     assert "Sleep well" in asked and "exactly 3 items" in asked  # the items come from the answer itself
 
 
+def test_a_missing_title_and_postscript_are_added_to_the_answer_as_it_was():
+    task = ("Write a note to my neighbour about the fence. Give it a title in double angle brackets like <<this>> "
+            "and add a P.S. at the end.")
+    draft = "Hi Jo,\n\nThe storm knocked two fence panels down. Shall we split the repair this weekend?\n\nBest, Ann"
+    model = StructuredScriptedChatModel(script={"reviser_parts": [json.dumps(
+        {"title": "The Fence", "postscript": "I can bring the tools."})]})
+    final, check, calls = revise(model, task, draft)
+    assert final == "<<The Fence>>\n\n" + draft + "\n\nP.S. I can bring the tools."
+    assert check["ok"] and len(calls) == 1
+    fields = model.calls[0]["kwargs"]["response_format"].model_json_schema()["required"]
+    assert sorted(fields) == ["postscript", "title"]
+
+
 def test_a_list_the_model_does_not_give_is_written_anew_as_before():
     task = "Give me tips for a first marathon, with exactly 3 bullet points."
     draft = "- Build mileage slowly\n- Rest one day a week"
     fixed = "- Build mileage slowly\n- Rest one day a week\n- Sleep well"
-    model = StructuredScriptedChatModel(script={"reviser_list": ["not json"], "reviser": [fixed]})
+    model = StructuredScriptedChatModel(script={"reviser_parts": ["not json"], "reviser": [fixed]})
     final, check, calls = revise(model, task, draft)
-    assert final == fixed and model.count("reviser_list") == 1 and model.count("reviser") == 1
+    assert final == fixed and model.count("reviser_parts") == 1 and model.count("reviser") == 1
     assert len(calls) == 2 and check["revisions"][0].get("kind") is None  # the rewrite's round
     # without structured output (a plain model), the list is written anew at once
     plain = ScriptedChatModel(script={"reviser": [fixed]})
-    assert revise(plain, task, draft)[0] == fixed and plain.count("reviser_list") == 0
+    assert revise(plain, task, draft)[0] == fixed and plain.count("reviser_parts") == 0
 
 
 def test_the_graph_revises_a_writing_answer_and_records_the_check():

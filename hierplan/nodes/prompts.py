@@ -232,15 +232,26 @@ What the previous answer got wrong:
 
 Write the new answer to the task."""
 
-# A list with the wrong number of items, written again under the grammar with the count asked (the reviser node,
-# nodes.revise.list_messages): the items come from the kept answer, which a program then puts where its list was.
-LIST_SYSTEM = """You write the list the user's task asks for, as JSON: {"items": [...]}. Each item is one point of the answer, written in full, without a bullet or a number in front. Take the points from the answer below: keep what it says, merge or split its points to make the number of items the task asks for, and follow the task's other instructions."""
-LIST_USER = """Task: {task}
+# Parts of the answer written alone under the grammar (the reviser node, nodes.revise.parts_messages): a list, the
+# paragraphs or sections held to the count asked, a title, a postscript; a program puts them in place.
+PARTS_SYSTEM = """You write parts of the reply to the user's task, as JSON with the fields asked for. Take what they say from the answer below and keep it: the same points, facts and tone. Follow the task's other instructions."""
+PARTS_USER = """Task: {task}
 
 The answer so far:
 {answer}
 
-Write the list now: {count} items."""
+Write now, as JSON:
+{parts}"""
+PART_REQUESTS = {
+    "items": '"items": the list the task asks for, {count} items, each one point of the answer written in full, '
+             'without a bullet or a number in front',
+    "paragraphs": '"paragraphs": the whole answer as {count} paragraphs (split or merge its paragraphs to make '
+                  '{count}), without separators',
+    "sections": '"sections": the whole answer as {count} sections (split or merge its parts to make {count}), '
+                'without section labels',
+    "title": '"title": a short title for the answer, without << >>',
+    "postscript": '"postscript": a one- or two-sentence postscript that adds a last thought, without "{marker}"',
+}
 
 # The aggregator's view of the results (hierplan.nodes.context.aggregator_results): computations first.
 COMPUTED_HEADER = "Computed with Python (printed values):\n"

@@ -13,12 +13,11 @@ the piece (it shrank it, or it is the task's words: rules.substance) is never ke
 answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
 like a broken instruction (rules.substance.not_the_piece), the draft's too.
 
-A list with the wrong number of items (bullets, numbered lines, list items, with a bound) is the first thing the
-reviser writes again, under the grammar: the model gives the list's items from the kept answer, held by a schema
-to the count asked (schema.list_items_model), and a program puts them where the answer's list was
-(rules.instructions.put_list); the rest of the answer stays as it was. Where the model gives no structured output
-(the run's ``constrain`` off, a model without it), or the reply does not validate, the answer is written anew as
-for any other problem.
+A count the answer misses (a list's items, paragraphs, sections) or a part it lacks (a title, a postscript) is
+what the reviser writes first, alone, under the grammar (rules.parts): the model gives those parts from the kept
+answer, held by a schema to the count asked (schema.parts_model), and a program puts them in place; the rest of
+the answer stays as it was. Once per run; where the model gives no structured output (the run's ``constrain``
+off, a model without it), or the reply does not validate, the answer is written anew as for any other problem.
 
 Why: a small model follows a stated count, length or forbidden word unreliably, while a program checks each
 exactly, and a grammar holds a count exactly.
@@ -42,11 +41,11 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import numeric_instructions
-from hierplan.rules.instructions import (ALWAYS, list_to_rewrite, problems, put_list, read_instructions,
-                                         repair_by_program, total_miss)
+from hierplan.rules.instructions import ALWAYS, problems, read_instructions, repair_by_program, total_miss
+from hierplan.rules.parts import part_count, parts_to_write, put_parts
 from hierplan.rules.kind import NUMERIC
 from hierplan.rules.substance import not_the_piece, substance_lost
-from hierplan.schema import list_items_model
+from hierplan.schema import parts_model
 
 EMPTY_REVISION = "the revision was empty"
 
@@ -60,7 +59,7 @@ def check_instructions(state: AgentState) -> AgentState:
         check, kept = first_check(state["task"], state["final"], requirements)
     else:
         check, kept = with_revision(check, state["final"], state.get("revision") or "", state["task"],
-                                    listed=state.get("revision_kind") == "list")
+                                    parts=state.get("revision_kind") == "parts")
     emit("instruction_check", ok=check["ok"], problems=check["problems"], rounds=len(check["revisions"]))
     update: AgentState = {"instruction_check": check}
     if kept != state["final"]:
@@ -95,11 +94,11 @@ def first_check(task: str, draft: str, requirements: list[dict] | None = None) -
     return check, kept
 
 
-def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: str, listed: bool = False
+def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: str, parts: bool = False
                   ) -> tuple[InstructionCheckDict, str]:
-    """(the check with the reviser's latest answer, repaired by program, as a new round (``listed``: only its
-    list was written again); the answer to keep: the revision when it breaks fewer instructions and is still the
-    piece (rules.substance), else ``kept``)."""
+    """(the check with the reviser's latest answer, repaired by program, as a new round (``parts``: only some of
+    its parts were written, under the grammar); the answer to keep: the revision when it breaks fewer
+    instructions and is still the piece (rules.substance), else ``kept``)."""
     revision = repair_by_program(check["instructions"], revision) if revision else revision
     found = answer_problems(check["instructions"], revision, task) if revision else [EMPTY_REVISION]
     kept_problems = check["problems"]
@@ -107,7 +106,7 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
     if revision and lost is None and closer(check["instructions"], (revision, found), (kept, kept_problems)):
         kept, kept_problems = revision, found
     round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found,
-                                    **({"kind": "list"} if listed else {})}
+                                    **({"kind": "parts"} if parts else {})}
     if lost is not None:
         round_["rejected"] = lost
     rounds = [*check["revisions"], round_]
@@ -144,11 +143,19 @@ def revise_messages(task: str, found: list[str]) -> list:
             HumanMessage(prompts.REVISE_USER.format(task=task, problems="\n".join(f"- {p}" for p in found)))]
 
 
-def list_messages(task: str, answer: str, instruction: dict) -> list:
-    least, most = instruction.get("min"), instruction["max"]
-    count = f"exactly {most}" if least == most else f"{least or 1} to {most}"
-    return [SystemMessage(prompts.LIST_SYSTEM),
-            HumanMessage(prompts.LIST_USER.format(task=task, answer=answer, count=count))]
+def parts_messages(task: str, answer: str, parts: list[dict]) -> list:
+    asked = []
+    for part in parts:
+        kind = part["kind"]
+        if kind in ("title", "postscript"):
+            asked.append(prompts.PART_REQUESTS[kind].format(marker=part.get("marker", "")))
+        else:
+            least, most = part_count(part)
+            count = f"exactly {most}" if least == most else f"{least} to {most}"
+            asked.append(prompts.PART_REQUESTS[kind if kind in ("paragraphs", "sections") else "items"]
+                         .format(count=count))
+    return [SystemMessage(prompts.PARTS_SYSTEM),
+            HumanMessage(prompts.PARTS_USER.format(task=task, answer=answer, parts="\n".join(f"- {a}" for a in asked)))]
 
 
 def make_reviser(model: BaseChatModel, base: SamplingConfig):
@@ -158,17 +165,17 @@ def make_reviser(model: BaseChatModel, base: SamplingConfig):
         check = state["instruction_check"]
         attempt = rewrites(check) + 1
         calls = []
-        listed = list_to_rewrite(check["instructions"], state["final"], MAX_GRAMMAR_LIST_ITEMS)
-        if listed is not None and options.constrain and not any(r.get("kind") == "list" for r in check["revisions"]):
-            emit("node_started", node="reviser", attempt=attempt, kind="list")
-            schema = list_items_model(listed.get("min") or 1, listed["max"])
-            got = invoke_structured(model, list_messages(asked(state), state["final"], listed), sampling.aggregator,
-                                    schema, node="reviser", seed=sampling.seed, seed_key=(attempt, "list"))
+        parts = parts_to_write(check["instructions"], state["final"], MAX_GRAMMAR_LIST_ITEMS)
+        if parts and options.constrain and not any(r.get("kind") == "parts" for r in check["revisions"]):
+            emit("node_started", node="reviser", attempt=attempt, parts=[p["kind"] for p in parts])
+            got = invoke_structured(model, parts_messages(asked(state), state["final"], parts), sampling.aggregator,
+                                    parts_model(parts), node="reviser", seed=sampling.seed,
+                                    seed_key=(attempt, "parts"))
             if got is not None:
                 calls.append(got.call.model_dump())
                 if got.parsed is not None:
-                    return {"revision": put_list(state["final"], got.parsed.items, listed["kind"]),
-                            "revision_kind": "list", "calls": calls}
+                    return {"revision": put_parts(state["final"], parts, got.parsed.model_dump()),
+                            "revision_kind": "parts", "calls": calls}
         # The second try warmer: at the first one's temperature it mostly repeats the first.
         node_sampling = sampling.aggregator if attempt == 1 else replace(
             sampling.aggregator, temperature=max(sampling.aggregator.temperature, WARM_TEMPERATURE))

@@ -12,9 +12,14 @@ from typing import Any
 
 from hierplan.rules.text import split_code
 
-PROGRAM_FIXES = ("ends_with", "no_commas", "json", "repeat_request", "lowercase", "uppercase", "quoted")
+PROGRAM_FIXES = ("ends_with", "no_commas", "highlights", "json", "repeat_request", "lowercase", "uppercase",
+                 "quoted")
 """The form instructions fix_form applies, in this order (the case changes after the ending is appended, the
 quotes go on last)."""
+HIGHLIGHT_MAX_WORDS = 25
+"""A line's opening sentence longer than this is not highlighted whole (its first clause is)."""
+_HIGHLIGHT_RE = re.compile(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*")
+_LINE_START_RE = re.compile(r"^(\s*(?:[-+\u2022]|\d{1,3}[.)])?\s*)(.*)$")
 
 
 def _letters(text: str) -> str:
@@ -57,7 +62,7 @@ def form_problem(instruction: dict[str, Any], text: str) -> str | None:
     if kind == "title":
         return None if re.search(r"<<[^<>\n]+>>", text) else "it needs a title wrapped in << and >>, like <<A Title>>"
     if kind == "highlights":
-        n = len(re.findall(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*", text))
+        n = len(_HIGHLIGHT_RE.findall(text))
         return None if n >= instruction["min"] else (
             f"it has {n} highlighted passages; mark at least {instruction['min']} with single asterisks, like "
             f"*a key phrase*")
@@ -100,6 +105,31 @@ def form_problem(instruction: dict[str, Any], text: str) -> str | None:
     return None
 
 
+def highlight(text: str, need: int) -> str:
+    """``text`` with the opening sentence (or clause) of up to ``need`` more of its lines marked *like this*, from
+    the top: prose and list lines outside code, not headings, separators or lines with asterisks already. Marking
+    loses nothing the answer says."""
+    lines, in_code = text.split("\n"), False
+    for k, line in enumerate(lines):
+        if need <= 0:
+            break
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        if in_code or "*" in line or line.lstrip().startswith(("#", "<<", "|", ">")):
+            continue
+        lead, body = _LINE_START_RE.match(line).groups()
+        sentence = re.match(r"[^.!?]*[.!?](?=\s|$)", body)
+        phrase = (sentence.group(0) if sentence else body).strip()
+        if len(phrase.split()) > HIGHLIGHT_MAX_WORDS:
+            phrase = re.split(r"[,;:]\s", phrase)[0].strip()
+        if len(re.findall(r"\w", phrase)) < 3 or len(phrase.split()) > HIGHLIGHT_MAX_WORDS:
+            continue
+        at = line.index(phrase, len(lead))
+        lines[k] = f"{line[:at]}*{phrase}*{line[at + len(phrase):]}"
+        need -= 1
+    return "\n".join(lines)
+
+
 def _is_json(text: str) -> bool:
     body = re.sub(r"^```(?:json|JSON)?\s*|\s*```$", "", text.strip())
     try:
@@ -117,6 +147,8 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
         text = text.rstrip() + "\n" + end["text"]
     if "no_commas" in kinds and "json" not in kinds:  # JSON needs its commas
         text = re.sub(r",(?=\d{3}\b)", "", text).replace(",", "")
+    if (marks := kinds.get("highlights")) and form_problem(marks, text):
+        text = highlight(text, marks["min"] - len(_HIGHLIGHT_RE.findall(text)))
     if "json" in kinds and not _is_json(text.strip()):
         text = json.dumps({"response": text.strip()}, ensure_ascii=False, indent=1)
     if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):

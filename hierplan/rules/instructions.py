@@ -198,16 +198,6 @@ def list_lines(text: str) -> tuple[int, int]:
     return _count_lines(prose, "items"), len(lines)
 
 
-def list_to_rewrite(instructions: list[dict[str, Any]], text: str, most: int) -> dict[str, Any] | None:
-    """The first list instruction (bullets, numbered lines, list items) ``text`` breaks whose count is bounded by
-    at most ``most`` items, or None: a list a grammar can hold to the count asked."""
-    for instruction in instructions:
-        if (instruction["kind"] in LIST_KINDS and instruction.get("max") is not None and instruction["max"] <= most
-                and problem(instruction, text) is not None):
-            return instruction
-    return None
-
-
 def put_list(text: str, items: list[str], kind: str) -> str:
     """``text`` with its list (from its first to its last top-level list line) replaced by ``items``, as bullet
     points ('- ') or, for ``kind`` "numbered", numbered lines; ``items`` alone when ``text`` has no list."""
