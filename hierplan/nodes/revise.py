@@ -176,8 +176,9 @@ def make_reviser(model: BaseChatModel, base: SamplingConfig):
                 if got.parsed is not None:
                     return {"revision": put_parts(state["final"], parts, got.parsed.model_dump()),
                             "revision_kind": "parts", "calls": calls}
-        # The second try warmer: at the first one's temperature it mostly repeats the first.
-        node_sampling = sampling.aggregator if attempt == 1 else replace(
+        # A second rewrite warmer: at the first one's temperature it mostly repeats the first.
+        written_anew = sum(1 for r in check["revisions"] if r.get("kind") is None)
+        node_sampling = sampling.aggregator if not written_anew else replace(
             sampling.aggregator, temperature=max(sampling.aggregator.temperature, WARM_TEMPERATURE))
         emit("node_started", node="reviser", attempt=attempt)
         text, call = invoke_model(model, revise_messages(asked(state), check["to_fix"]), node_sampling,
