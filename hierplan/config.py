@@ -63,6 +63,10 @@ MAX_REVISIONS = 2
 # A list to be written again under the grammar (nodes.revise) holds at most this many items; a longer one is
 # rewritten as free text.
 MAX_GRAMMAR_LIST_ITEMS = 20
+# For fitting a schema's longest answer into max_tokens (a plan's steps, the parts the reviser asks for): English
+# text runs 3-4 characters a token, digits and JSON punctuation fewer; 3 keeps most answers whole without cutting
+# plans to nothing.
+CHARS_PER_TOKEN = 3
 """Rewrites of an answer that breaks the task's checkable instructions (nodes.instructions)."""
 STRUCTURED_RETRIES = 1
 """Asks again for the answer as the response_format's schema after a reply that did not validate, shown why."""

@@ -252,15 +252,19 @@ class Checklist(BaseModel):
 
 
 MIN_ITEM_CHARS = 3
-MIN_BLOCK_CHARS = 20
 MAX_TITLE_PART_CHARS = 80
 MAX_POSTSCRIPT_CHARS = 300
 
 
-def parts_model(parts: list[dict[str, Any]]) -> type[BaseModel]:
+BODY_SHARE = 0.8
+"""Of the reply's characters, the share the list's items may take together."""
+
+
+def parts_model(parts: list[dict[str, Any]], budget_chars: int) -> type[BaseModel]:
     """What the reviser asks for when the answer misses a count or lacks a part (rules.parts.parts_to_write): an
-    object with, for each part, ``items`` (a list), ``paragraphs`` or ``sections`` held to the count asked, a
-    ``title`` or a ``postscript``; the grammar holds the model to it."""
+    object with, for each part, ``items`` (a list) held to the count asked, a ``title`` or a ``postscript``; the grammar holds the model to it. Each item is at most its share of
+    ``budget_chars`` (the call's token budget in characters), so the JSON closes before the budget ends: cut off,
+    it would not validate."""
     from hierplan.rules.parts import part_count
 
     fields: dict[str, Any] = {}
@@ -274,10 +278,10 @@ def parts_model(parts: list[dict[str, Any]]) -> type[BaseModel]:
                                                                      max_length=MAX_POSTSCRIPT_CHARS)], ...)
         else:
             least, most = part_count(part)
-            name, shortest = ("items", MIN_ITEM_CHARS) if kind not in ("paragraphs", "sections") else (
-                kind, MIN_BLOCK_CHARS)
-            fields[name] = (conlist(Annotated[str, StringConstraints(min_length=shortest)], min_length=least,
-                                    max_length=most), ...)
+            longest = max(2 * MIN_ITEM_CHARS, int(budget_chars * BODY_SHARE / most))
+            fields["items"] = (conlist(Annotated[str, StringConstraints(min_length=MIN_ITEM_CHARS,
+                                                                         max_length=longest)],
+                                       min_length=least, max_length=most), ...)
     return create_model("AnswerParts", **fields)
 
 

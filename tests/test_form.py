@@ -4,6 +4,7 @@ and what a program fixes without losing anything. Every sentence here is worded 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -265,3 +266,21 @@ def test_no_repeat_without_the_instruction():
     for task in ("Repeat after me: tea is good. Then explain why.", "Rewrite the text above in simpler words.",
                  "Tell me about owls.\n\nWhy do owls repeat their calls at night?"):
         assert all(i["kind"] != "repeat_request" for i in read_form(task)), task
+
+
+def test_paragraphs_and_sections_are_regrouped_keeping_every_word():
+    text = ("Bikes\n\nThe first ones had no pedals. Riders pushed with their feet.\n\nChains came later.\n\n"
+            "Tyres with air made rides soft. Racing grew. Clubs formed.\n\nToday millions ride.")
+    three = {"kind": "paragraphs", "count": 3}
+    fixed = fix_form([three], text)
+    assert form_problem(three, fixed) is None
+    assert fixed == ("Bikes\n\nThe first ones had no pedals. Riders pushed with their feet.\n\n***\n\nChains came "
+                     "later.\n\nTyres with air made rides soft. Racing grew. Clubs formed.\n\n***\n\nToday millions "
+                     "ride.")
+    six = {"kind": "paragraphs", "count": 6}
+    assert form_problem(six, fix_form([six], text)) is None  # split between sentences
+    assert fix_form([six], "One line only.") == "One line only."  # cannot be made: left to the reviser
+    sections = {"kind": "sections", "marker": "Part", "count": 2}
+    fixed = fix_form([sections], text)
+    assert form_problem(sections, fixed) is None and fixed.startswith("Part 1\nBikes\n\n")
+    assert re.sub(r"Part \d\n|\*\*\*|\s", "", fixed) == re.sub(r"\s", "", text)

@@ -234,18 +234,14 @@ def test_the_parts_written_under_the_grammar_are_a_broken_count_a_title_and_a_po
     assert parts_to_write([ps, title, three], "- a", 20) == [three, ps, title]              # the body first
     assert parts_to_write([title, ps], "<<Tea>>\n\nText.\n\nP.S. More.", 20) == []
     four = {"kind": "paragraphs", "count": 4}
-    assert parts_to_write([four, three], "One.", 20) == [four]                               # one body part
+    assert parts_to_write([four, three], "One.", 20) == [three]  # paragraphs are regrouped by program
 
 
 def test_the_parts_are_put_in_place_and_the_rest_stays():
-    parts = [{"kind": "sections", "marker": "SECTION", "count": 2}, {"kind": "title"},
-             {"kind": "postscript", "marker": "P.P.S"}]
-    written = {"sections": ["Rivers carry silt.", "Deltas grow."], "title": "<<Deltas>>",
-               "postscript": "P.P.S: Visit one."}
-    assert put_parts("old text", parts, written) == (
-        "<<Deltas>>\n\nSECTION 1\nRivers carry silt.\n\nSECTION 2\nDeltas grow.\n\nP.P.S Visit one.")
-    paragraphs = put_parts("x", [{"kind": "paragraphs", "count": 2}], {"paragraphs": ["One. ", "Two."]})
-    assert paragraphs == "One.\n\n***\n\nTwo."
+    parts = [{"kind": "numbered", "min": 2, "max": 2}, {"kind": "title"}, {"kind": "postscript", "marker": "P.P.S"}]
+    written = {"items": ["Rivers carry silt.", "Deltas grow."], "title": "<<Deltas>>", "postscript": "P.P.S: Visit one."}
+    assert put_parts("Deltas:\n1. silt", parts, written) == (
+        "<<Deltas>>\n\nDeltas:\n1. Rivers carry silt.\n2. Deltas grow.\n\nP.P.S Visit one.")
     kept = "Dear Sam,\n\nThanks for the tea.\n\nBest, Ann"
     assert put_parts(kept, [{"kind": "postscript", "marker": "P.S."}], {"postscript": "Bring cake."}) == (
         kept + "\n\nP.S. Bring cake.")
@@ -370,3 +366,20 @@ def test_of_two_answers_that_break_as_many_instructions_the_nearer_one_is_kept()
     assert closer([limit], (shorter, found(shorter)), (long, found(long)))
     assert not closer([limit], (long, found(long)), (shorter, found(shorter)))
     assert not closer([limit], (long, found(long)), (long, found(long)))  # a full tie keeps the kept answer
+
+
+def test_a_chat_frame_around_the_piece_is_dropped_and_the_piece_kept():
+    from hierplan.rules.instructions import drop_chat_frame
+
+    letter = "Dear Sam,\n\nThe heating is broken again.\n\nBest, Ann"
+    framed = ("Certainly! Here is the letter, with the postscript:\n\n---\n\n" + letter +
+              "\n\n---\n\nThis letter includes the postscript as requested.")
+    assert drop_chat_frame(framed) == letter
+    assert drop_chat_frame("Here's a haiku about rain:\n\nSoft rain on the roof") == "Soft rain on the roof"
+    assert drop_chat_frame(letter) == letter
+    # a rule inside the piece, and a closing line that belongs to it, stay
+    kept = "Part one.\n\n---\n\nPart two: we meet at noon."
+    assert drop_chat_frame(kept) == kept
+    # a task that says how the answer begins keeps its opening
+    assert drop_chat_frame(framed, [{"kind": "begins_with", "text": "Certainly"}]) == framed
+    assert drop_chat_frame("Sure:") == "Sure:"  # nothing but the frame: left as it is

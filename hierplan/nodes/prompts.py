@@ -233,7 +233,7 @@ What the previous answer got wrong:
 Write the new answer to the task."""
 
 # Parts of the answer written alone under the grammar (the reviser node, nodes.revise.parts_messages): a list, the
-# paragraphs or sections held to the count asked, a title, a postscript; a program puts them in place.
+# list's items held to the count asked, a title, a postscript; a program puts them in place.
 PARTS_SYSTEM = """You write parts of the reply to the user's task, as JSON with the fields asked for. Take what they say from the answer below and keep it: the same points, facts and tone. Follow the task's other instructions."""
 PARTS_USER = """Task: {task}
 
@@ -245,10 +245,6 @@ Write now, as JSON:
 PART_REQUESTS = {
     "items": '"items": the list the task asks for, {count} items, each one point of the answer written in full, '
              'without a bullet or a number in front',
-    "paragraphs": '"paragraphs": the whole answer as {count} paragraphs (split or merge its paragraphs to make '
-                  '{count}), without separators',
-    "sections": '"sections": the whole answer as {count} sections (split or merge its parts to make {count}), '
-                'without section labels',
     "title": '"title": a short title for the answer, without << >>',
     "postscript": '"postscript": a one- or two-sentence postscript that adds a last thought, without "{marker}"',
 }

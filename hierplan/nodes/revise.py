@@ -13,8 +13,8 @@ the piece (it shrank it, or it is the task's words: rules.substance) is never ke
 answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
 like a broken instruction (rules.substance.not_the_piece), the draft's too.
 
-A count the answer misses (a list's items, paragraphs, sections) or a part it lacks (a title, a postscript) is
-what the reviser writes first, alone, under the grammar (rules.parts): the model gives those parts from the kept
+A list with the wrong number of items, or a part the answer lacks (a title, a postscript), is what the reviser
+writes first, alone, under the grammar (rules.parts): the model gives those parts from the kept
 answer, held by a schema to the count asked (schema.parts_model), and a program puts them in place; the rest of
 the answer stays as it was. Once per run; where the model gives no structured output (the run's ``constrain``
 off, a model without it), or the reply does not validate, the answer is written anew as for any other problem.
@@ -33,7 +33,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
-from hierplan.config import MAX_GRAMMAR_LIST_ITEMS, MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.config import (CHARS_PER_TOKEN, MAX_GRAMMAR_LIST_ITEMS, MAX_REVISIONS, WARM_TEMPERATURE,
+                             SamplingConfig)
 from hierplan.graph.state import AgentState, InstructionCheckDict, InstructionRoundDict
 from hierplan.nodes import prompts
 from hierplan.nodes.context import asked
@@ -41,7 +42,8 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import numeric_instructions
-from hierplan.rules.instructions import ALWAYS, problems, read_instructions, repair_by_program, total_miss
+from hierplan.rules.instructions import (ALWAYS, drop_chat_frame, problems, read_instructions, repair_by_program,
+                                         total_miss)
 from hierplan.rules.parts import part_count, parts_to_write, put_parts
 from hierplan.rules.kind import NUMERIC
 from hierplan.rules.substance import not_the_piece, substance_lost
@@ -78,6 +80,7 @@ def first_check(task: str, draft: str, requirements: list[dict] | None = None) -
     when that breaks fewer instructions). ``requirements``: what read_requirements read from the task (a run
     without it, e.g. one checkpointed before that node existed, reads the task's words by rule here)."""
     instructions = [*(read_instructions(task) if requirements is None else requirements), *ALWAYS]
+    draft = drop_chat_frame(draft, instructions)  # no part of the answer, whatever the checks find
     draft_problems = answer_problems(instructions, draft, task)
     kept, kept_problems = draft, draft_problems
     rounds: list[InstructionRoundDict] = []
@@ -152,8 +155,7 @@ def parts_messages(task: str, answer: str, parts: list[dict]) -> list:
         else:
             least, most = part_count(part)
             count = f"exactly {most}" if least == most else f"{least} to {most}"
-            asked.append(prompts.PART_REQUESTS[kind if kind in ("paragraphs", "sections") else "items"]
-                         .format(count=count))
+            asked.append(prompts.PART_REQUESTS["items"].format(count=count))
     return [SystemMessage(prompts.PARTS_SYSTEM),
             HumanMessage(prompts.PARTS_USER.format(task=task, answer=answer, parts="\n".join(f"- {a}" for a in asked)))]
 
@@ -168,8 +170,9 @@ def make_reviser(model: BaseChatModel, base: SamplingConfig):
         parts = parts_to_write(check["instructions"], state["final"], MAX_GRAMMAR_LIST_ITEMS)
         if parts and options.constrain and not any(r.get("kind") == "parts" for r in check["revisions"]):
             emit("node_started", node="reviser", attempt=attempt, parts=[p["kind"] for p in parts])
+            budget = sampling.aggregator.max_new_tokens * CHARS_PER_TOKEN
             got = invoke_structured(model, parts_messages(asked(state), state["final"], parts), sampling.aggregator,
-                                    parts_model(parts), node="reviser", seed=sampling.seed,
+                                    parts_model(parts, budget), node="reviser", seed=sampling.seed,
                                     seed_key=(attempt, "parts"))
             if got is not None:
                 calls.append(got.call.model_dump())

@@ -12,8 +12,8 @@ from typing import Any
 
 from hierplan.rules.text import split_code
 
-PROGRAM_FIXES = ("ends_with", "no_commas", "highlights", "json", "repeat_request", "lowercase", "uppercase",
-                 "quoted")
+PROGRAM_FIXES = ("paragraphs", "sections", "ends_with", "no_commas", "highlights", "json", "repeat_request",
+                 "lowercase", "uppercase", "quoted")
 """The form instructions fix_form applies, in this order (the case changes after the ending is appended, the
 quotes go on last)."""
 HIGHLIGHT_MAX_WORDS = 25
@@ -105,6 +105,35 @@ def form_problem(instruction: dict[str, Any], text: str) -> str | None:
     return None
 
 
+PARAGRAPH_SEPARATOR = "\n\n***\n\n"
+TITLE_MAX_WORDS = 12
+"""A first block of one line and at most this many words, without a closing stop, is a title: it stays with the
+block after it."""
+
+
+def regroup(text: str, n: int) -> list[str] | None:
+    """``text``'s blocks (split at blank lines, or at the separators it has) as ``n`` groups, in order, every word
+    kept: the adjacent pair with the fewest words merged, or the longest block of two sentences or more split
+    between them, until there are ``n``; None when they cannot be made (too few sentences)."""
+    blocks = [b.strip() for b in re.split(r"\n\s*(?:\*{3,}\s*\n\s*)?\n|\n\s*\*{3,}\s*\n", text.strip()) if b.strip()]
+    blocks = [b for b in blocks if not re.fullmatch(r"\*{3,}", b)]
+    if len(blocks) > 1 and "\n" not in blocks[0] and len(blocks[0].split()) <= TITLE_MAX_WORDS and \
+            not blocks[0].rstrip("*_ ").endswith((".", "!", "?")):
+        blocks[:2] = [blocks[0] + "\n\n" + blocks[1]]
+    while len(blocks) > n:
+        k = min(range(len(blocks) - 1), key=lambda i: len(blocks[i].split()) + len(blocks[i + 1].split()))
+        blocks[k:k + 2] = [blocks[k] + "\n\n" + blocks[k + 1]]
+    while len(blocks) < n:
+        splits = {k: re.split(r"(?<=[.!?])\s+(?=\S)", b) for k, b in enumerate(blocks)}
+        splittable = [k for k, sentences in splits.items() if len(sentences) > 1]
+        if not splittable:
+            return None
+        k = max(splittable, key=lambda i: len(blocks[i].split()))
+        half = len(splits[k]) // 2
+        blocks[k:k + 1] = [" ".join(splits[k][:half]), " ".join(splits[k][half:])]
+    return blocks
+
+
 def highlight(text: str, need: int) -> str:
     """``text`` with the opening sentence (or clause) of up to ``need`` more of its lines marked *like this*, from
     the top: prose and list lines outside code, not headings, separators or lines with asterisks already. Marking
@@ -143,6 +172,12 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
     """``text`` with the form instructions a program can meet without losing anything applied, in
     PROGRAM_FIXES order; the others are left to the reviser."""
     kinds = {i["kind"]: i for i in instructions}
+    if (split := kinds.get("paragraphs")) and form_problem(split, text) and "```" not in text:
+        if groups := regroup(text, split["count"]):
+            text = PARAGRAPH_SEPARATOR.join(groups)
+    elif (split := kinds.get("sections")) and form_problem(split, text) and "```" not in text:
+        if groups := regroup(text, split["count"]):
+            text = "\n\n".join(f"{split['marker']} {n}\n{g}" for n, g in enumerate(groups, 1))
     if (end := kinds.get("ends_with")) and form_problem(end, text):
         text = text.rstrip() + "\n" + end["text"]
     if "no_commas" in kinds and "json" not in kinds:  # JSON needs its commas

@@ -326,10 +326,48 @@ FORM_KINDS = ("lowercase", "uppercase", "no_commas", "quoted", "ends_with", "jso
               "letter_times", "repeat_request")
 
 
+# A chat model's frame around the piece: an opening line that announces it ("Certainly! Here is the letter:") and
+# a closing remark about the request after a rule ("---\n\nThis letter includes the postscript as requested.").
+_OPENER_RE = re.compile(r"^\s*(?:(?:certainly|sure|of course|absolutely|okay|ok)\b[^\n]*|(?:here(?:'s|\s+is|\s+are)|"
+                        r"below\s+is)\b[^\n]*):\s*$", re.I)
+_RULE_RE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
+_REMARK_RE = re.compile(r"\b(?:as\s+(?:you\s+)?requested|the\s+(?:task|instructions?|request|requirements?)|"
+                        r"this\s+(?:letter|poem|essay|story|response|answer|reply|post|version|draft)\s+"
+                        r"(?:includes|meets|follows|has|is|uses|contains|should))\b", re.I)
+FRAME_MAX_WORDS = 40
+"""An opening line or closing remark longer than this is part of the answer, not its frame."""
+
+
+def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
+    """``text`` without a chat model's frame around the piece (an opening line announcing it, ending in ':'; a
+    closing remark about the request after a rule line), which is no part of what the task asked for; kept when
+    the task asks for how the answer begins (its words may be the frame's)."""
+    if any(i["kind"] in ("begins_with", "repeat_request") for i in instructions):
+        return text
+    lines = text.split("\n")
+    first = next((k for k, line in enumerate(lines) if line.strip()), None)
+    if first is not None and _OPENER_RE.match(lines[first]) and len(lines[first].split()) <= FRAME_MAX_WORDS:
+        rest = lines[first + 1:]
+        while rest and not rest[0].strip():
+            rest = rest[1:]
+        if rest and _RULE_RE.match(rest[0]):
+            rest = rest[1:]
+        if any(line.strip() for line in rest):
+            lines = rest
+    rules = [k for k, line in enumerate(lines) if _RULE_RE.match(line)]
+    if rules:
+        tail = "\n".join(lines[rules[-1] + 1:]).strip()
+        if tail and len(tail.split()) <= FRAME_MAX_WORDS and _REMARK_RE.search(tail) and \
+                "\n".join(lines[:rules[-1]]).strip():
+            lines = lines[:rules[-1]]
+    return "\n".join(lines).strip("\n") if lines != text.split("\n") else text
+
+
 def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
-    """``text`` with what a program can fix without losing anything: lines said twice dropped, and the form
-    instructions (case, commas, quotes, the ending, JSON) applied (rules.form.fix_form)."""
-    return fix_form(instructions, drop_repeated_lines(text))
+    """``text`` with what a program can fix without losing anything: the chat frame dropped (drop_chat_frame),
+    lines said twice dropped, and the form instructions (case, commas, quotes, the ending, JSON) applied
+    (rules.form.fix_form)."""
+    return fix_form(instructions, drop_repeated_lines(drop_chat_frame(text, instructions)))
 
 
 def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:

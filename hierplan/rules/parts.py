@@ -1,16 +1,13 @@
 """Parts of an answer the model writes alone, held by the grammar, and a program puts in place; the rest of the
 answer stays as it was.
 
-A count the answer misses (a list of exactly 3 points, 4 paragraphs, 2 sections) or a part it lacks (a title, a
-postscript) is what a small model rewriting the whole answer fixes least reliably, and a whole rewrite is a new
+A count the answer misses (a list of exactly 3 points) or a part it lacks (a title, a postscript) is what a small model rewriting the whole answer fixes least reliably, and a whole rewrite is a new
 answer, often thinner. Asked instead for only those parts, as JSON whose schema holds the count (schema.parts_model),
 the model cannot miss the count, and a program puts the parts where they go: the list where the answer's list
-was, the paragraphs or sections joined with the separator or the labels the task asks for, the title above, the
-postscript below (``put_parts``).
+was, the title above, the postscript below (``put_parts``).
 
-The parts (``parts_to_write``): at most one that reshapes the body (a list with a bound of at most
-config.MAX_GRAMMAR_LIST_ITEMS items, paragraphs split by ***, numbered sections), and a title and a postscript,
-each only when the answer breaks its instruction.
+The parts (``parts_to_write``): a list with a bound of at most config.MAX_GRAMMAR_LIST_ITEMS items, a title and a
+postscript, each only when the answer breaks its instruction.
 """
 
 from __future__ import annotations
@@ -19,16 +16,16 @@ from typing import Any
 
 from hierplan.rules.instructions import LIST_KINDS, problem, put_list
 
-BODY_KINDS = (*LIST_KINDS, "paragraphs", "sections")
-"""Parts that reshape the answer's body: at most one is written in a round."""
+BODY_KINDS = LIST_KINDS
+"""Parts that reshape the answer's body (a list): at most one is written in a round. Paragraphs and sections are
+regrouped by program, keeping every word (rules.form_check.regroup); the model, asked for them, summarised."""
 ADDED_KINDS = ("title", "postscript")
 """Parts added to the answer: a title above, a postscript below."""
-PARAGRAPH_SEPARATOR = "\n\n***\n\n"
 
 
 def parts_to_write(instructions: list[dict[str, Any]], text: str, most: int) -> list[dict[str, Any]]:
     """The instructions ``text`` breaks whose parts the model can write alone under the grammar: the first one
-    that reshapes the body (a list's bound, a count of paragraphs or sections, at most ``most``), then a title
+    that reshapes the body (a list whose bound is at most ``most`` items), then a title
     and a postscript."""
     broken = [i for i in instructions if i["kind"] in (*BODY_KINDS, *ADDED_KINDS) and problem(i, text) is not None]
     body = next((i for i in broken if i["kind"] in BODY_KINDS and 0 < part_count(i)[1] <= most), None)
@@ -36,25 +33,18 @@ def parts_to_write(instructions: list[dict[str, Any]], text: str, most: int) -> 
 
 
 def part_count(instruction: dict[str, Any]) -> tuple[int, int]:
-    """(least, most) items of a body part: a list's bound (least 1 when it gives none), or the exact count of
-    paragraphs or sections; (0, 0) for a list with no upper bound."""
-    if instruction["kind"] in LIST_KINDS:
-        most = instruction.get("max")
-        return (instruction.get("min") or 1, most) if most is not None else (0, 0)
-    return instruction["count"], instruction["count"]
+    """(least, most) items of a list: its bound (least 1 when it gives none); (0, 0) with no upper bound."""
+    most = instruction.get("max")
+    return (instruction.get("min") or 1, most) if most is not None else (0, 0)
 
 
 def put_parts(text: str, parts: list[dict[str, Any]], written: dict[str, Any]) -> str:
-    """``text`` with the ``written`` parts (the model's reply, keyed by kind: ``items``, ``paragraphs``,
-    ``sections``, ``title``, ``postscript``) put in place for ``parts`` (parts_to_write)."""
+    """``text`` with the ``written`` parts (the model's reply: ``items``, ``title``, ``postscript``) put in place
+    for ``parts`` (parts_to_write)."""
     for part in parts:
         kind = part["kind"]
         if kind in LIST_KINDS:
             text = put_list(text, written["items"], kind)
-        elif kind == "paragraphs":
-            text = PARAGRAPH_SEPARATOR.join(p.strip() for p in written["paragraphs"])
-        elif kind == "sections":
-            text = "\n\n".join(f"{part['marker']} {n}\n{s.strip()}" for n, s in enumerate(written["sections"], 1))
     for part in parts:
         if part["kind"] == "title":
             title = " ".join(written["title"].split()).strip("<> ")

@@ -32,6 +32,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 
+from hierplan.config import CHARS_PER_TOKEN
 from hierplan.errors import RemoteModelError, UsageError
 
 log = logging.getLogger(__name__)
@@ -42,9 +43,6 @@ _ALIASES = {"json_mode": "json_object", "function_calling": "tool_calling", "too
 # Arrays of numbered objects the schema leaves unbounded get at most this many items (json_grammar.py's cap).
 DEFAULT_LIST_CAP = 8
 DEFAULT_STRING_CHARS = 200
-# For fitting a schema's longest answer into max_tokens: English text runs 3-4 characters a token, digits and
-# JSON punctuation fewer; 3 keeps most answers whole without cutting plans to nothing.
-CHARS_PER_TOKEN = 3
 # The probe: a question whose constrained answer is one of two short JSON objects. An unconstrained model answers
 # in prose, so the reply shows whether the server applied the format.
 PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
