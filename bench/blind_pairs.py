@@ -3,6 +3,9 @@
     python bench/blind_pairs.py make bench-out/ifeval-para.jsonl --out bench-out/blind/para
     # a reader (a person, or a helper session told nothing of which system is which) fills judgments.jsonl
     python bench/blind_pairs.py tally bench-out/blind/para
+    # the reader's own noise: the model alone against itself, a second run drawn with another seed
+    python bench/blind_pairs.py make bench-out/ifeval-para.jsonl --against bench-out/ifeval-para-seed12.jsonl \
+        --out bench-out/blind/para-null
 
 ``make`` writes, for every prompt both systems answered, the prompt and the two replies as "A" and "B" in an order
 drawn per prompt (seed 41), to ``pairs.md`` (what the reader reads) and the key to ``key.json`` (which system each
@@ -12,6 +15,10 @@ letter is; the reader must not open it). The reader writes one JSON line per pro
 correctness, completeness, usefulness) and ignoring the form instructions (case, counts, markers, separators).
 ``only_phrase``: replies that are only a required phrase or the request copied back; ``wrong_kind``: replies that
 are a different kind of piece than asked (a letter where a story was asked). ``tally`` unblinds and counts.
+
+``--against`` pairs the model alone's replies with its replies in a second run (``direct-again``): two samples of
+one system, so whatever "better" the reader finds there is the floor of noise (sampling and reading) under a
+comparison of two systems.
 """
 
 from __future__ import annotations
@@ -25,13 +32,23 @@ from pathlib import Path
 
 SEED = 41
 SYSTEMS = ("direct", "hierplan")
+AGAIN = "direct-again"
 
 
-def make(records_path: Path, out: Path) -> int:
-    records = [json.loads(line) for line in records_path.read_text().splitlines() if line.strip()]
+def read_records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def make(records_path: Path, out: Path, against: Path | None = None) -> int:
+    records = read_records(records_path)
+    systems = SYSTEMS
+    if against is not None:
+        systems = ("direct", AGAIN)
+        records = [r for r in records if r.get("system") == "direct"]
+        records += [{**r, "system": AGAIN} for r in read_records(against) if r.get("system") == "direct"]
     by_row: dict[int, dict[str, dict]] = {}
     for r in records:
-        if r.get("system") in SYSTEMS:
+        if r.get("system") in systems:
             by_row.setdefault(r["row"], {})[r["system"]] = r
     prompts = {r["row"]: r.get("prompt") for r in records if r.get("prompt")}
     rng = random.Random(SEED)
@@ -41,9 +58,9 @@ def make(records_path: Path, out: Path) -> int:
                       "separators, titles, quotes).", ""]
     for row in sorted(by_row):
         pair = by_row[row]
-        if set(pair) != set(SYSTEMS):
+        if set(pair) != set(systems):
             continue
-        order = list(SYSTEMS)
+        order = list(systems)
         rng.shuffle(order)
         key[row] = {"A": order[0], "B": order[1]}
         lines += [f"## Row {row}", "", "### Prompt", "", prompts.get(row) or "(prompt missing)", ""]
@@ -57,10 +74,11 @@ def make(records_path: Path, out: Path) -> int:
 
 def tally(out: Path) -> int:
     key = {int(k): v for k, v in json.loads((out / "key.json").read_text()).items()}
-    judged = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines() if line.strip()]
+    judged = read_records(out / "judgments.jsonl")
+    systems = sorted({system for letters in key.values() for system in letters.values()})
     verdicts: Counter = Counter()
-    substance: dict[str, list[int]] = {s: [] for s in SYSTEMS}
-    flagged: dict[str, Counter] = {s: Counter() for s in SYSTEMS}
+    substance: dict[str, list[int]] = {s: [] for s in systems}
+    flagged: dict[str, Counter] = {s: Counter() for s in systems}
     for j in judged:
         letters = key[int(j["row"])]
         verdicts["tie" if j["better"] == "tie" else letters[j["better"]]] += 1
@@ -70,9 +88,8 @@ def tally(out: Path) -> int:
             for letter in j.get(flag) or []:
                 flagged[letters[letter]][flag] += 1
     n = len(judged)
-    print(f"{n} pairs judged: hierplan better {verdicts['hierplan']}, direct better {verdicts['direct']}, "
-          f"tie {verdicts['tie']}")
-    for s in SYSTEMS:
+    print(f"{n} pairs judged: " + ", ".join(f"{s} better {verdicts[s]}" for s in systems) + f", tie {verdicts['tie']}")
+    for s in systems:
         mean = sum(substance[s]) / len(substance[s]) if substance[s] else float("nan")
         print(f"{s}: mean substance {mean:.2f}/5; only a phrase or the request: {flagged[s]['only_phrase']}; "
               f"another kind of piece: {flagged[s]['wrong_kind']}")
@@ -85,10 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     m = sub.add_parser("make")
     m.add_argument("records", type=Path)
     m.add_argument("--out", type=Path, required=True)
+    m.add_argument("--against", type=Path, help="a second run's records: pair the model alone with itself")
     t = sub.add_parser("tally")
     t.add_argument("out", type=Path)
     args = p.parse_args(argv)
-    return make(args.records, args.out) if args.command == "make" else tally(args.out)
+    return make(args.records, args.out, args.against) if args.command == "make" else tally(args.out)
 
 
 if __name__ == "__main__":
