@@ -60,6 +60,8 @@ MAX_REPLANS = 1
 MAX_TIE_BREAKS = 2
 """Whole-task programs drawn after the first check while no number has a majority (nodes.vote)."""
 MAX_REVISIONS = 2
+"""Rounds in which the model writes an answer that breaks the task's checkable instructions again, whole or in
+parts (nodes.revise)."""
 # A list to be written again under the grammar (nodes.revise) holds at most this many items; a longer one is
 # rewritten as free text.
 MAX_GRAMMAR_LIST_ITEMS = 20
@@ -67,7 +69,6 @@ MAX_GRAMMAR_LIST_ITEMS = 20
 # text runs 3-4 characters a token, digits and JSON punctuation fewer; 3 keeps most answers whole without cutting
 # plans to nothing.
 CHARS_PER_TOKEN = 3
-"""Rewrites of an answer that breaks the task's checkable instructions (nodes.instructions)."""
 STRUCTURED_RETRIES = 1
 """Asks again for the answer as the response_format's schema after a reply that did not validate, shown why."""
 STRUCTURED_NOTE_CHARS = 1200

@@ -284,3 +284,38 @@ def test_paragraphs_and_sections_are_regrouped_keeping_every_word():
     fixed = fix_form([sections], text)
     assert form_problem(sections, fixed) is None and fixed.startswith("Part 1\nBikes\n\n")
     assert re.sub(r"Part \d\n|\*\*\*|\s", "", fixed) == re.sub(r"\s", "", text)
+
+
+def test_regrouping_keeps_lines_as_lines_and_headings_with_their_text():
+    from hierplan.rules.form_check import regroup
+
+    poem = "Roses are red.\nViolets are blue.\nSugar is sweet.\nAnd so are you."
+    assert regroup(poem, 2) == ["Roses are red.\nViolets are blue.", "Sugar is sweet.\nAnd so are you."]
+    walk = "Reasons to walk:\n- It is cheap.\n- It is healthy.\n- It clears the head."
+    assert "\n".join(regroup(walk, 2)) == walk
+    costs = ("Moving house takes planning, and most of it is about money, time and the people who help.\n\n"
+             "## Costs\n\nThe van costs the most.")
+    groups = regroup(costs, 2)
+    assert groups[1].startswith("## Costs") and groups[1].endswith("The van costs the most.")
+
+
+def test_sections_are_numbered_once():
+    text = "SECTION 1\nFirst point. Second point.\n\nSECTION 2\nThird point."
+    fixed = fix_form([{"kind": "sections", "marker": "SECTION", "count": 3}], text)
+    assert len(re.findall(r"SECTION \d", fixed)) == 3 and "First point." in fixed and "Third point." in fixed
+    days = "Day 1 was rainy. We stayed in.\n\nDay 2 was sunny."  # a marker in a sentence is the sentence's
+    fixed = fix_form([{"kind": "sections", "marker": "Day", "count": 3}], days)
+    assert "Day 1 was rainy." in fixed and "Day 2 was sunny." in fixed
+
+
+def test_highlights_leave_a_required_ending_json_tables_and_numbers_whole():
+    end = [{"kind": "ends_with", "text": "Any other questions?"}, {"kind": "highlights", "min": 2}]
+    fixed = fix_form(end, "Cities grow fast. Roads fill up.\nParks matter too.")
+    assert fixed.endswith("\nAny other questions?") and form_problem(end[1], fixed) is None
+    already = "Cities grow fast.\nAny other questions?"
+    assert fix_form(end, already).endswith("\nAny other questions?")
+    data = '{"city": "Oslo", "people": 700000}'
+    assert fix_form([{"kind": "json"}, {"kind": "highlights", "min": 1}], data) == data
+    table = "Name | Age\nBob | 30\n\nAbout 3.5 million people live here."
+    fixed = fix_form([{"kind": "highlights", "min": 1}], table)
+    assert fixed == "Name | Age\nBob | 30\n\n*About 3.5 million people live here.*"

@@ -228,6 +228,7 @@ def test_the_parts_written_under_the_grammar_are_a_broken_count_a_title_and_a_po
     title, ps = {"kind": "title"}, {"kind": "postscript", "marker": "P.S."}
     assert parts_to_write([three], "- a\n- b", 20) == [three]
     assert parts_to_write([three], "- a\n- b\n- c", 20) == []                               # met
+    assert parts_to_write([three], "Pros:\n- a\n\nCons:\n- b", 20) == []                  # two lists: which one?
     assert parts_to_write([{"kind": "items", "min": 3, "max": None}], "- a", 20) == []      # no bound
     assert parts_to_write([{"kind": "numbered", "min": 30, "max": 40}], "1. a", 20) == []   # too many
     assert parts_to_write([{"kind": "headings", "min": 2, "max": 2}], "text", 20) == []
@@ -245,6 +246,10 @@ def test_the_parts_are_put_in_place_and_the_rest_stays():
     kept = "Dear Sam,\n\nThanks for the tea.\n\nBest, Ann"
     assert put_parts(kept, [{"kind": "postscript", "marker": "P.S."}], {"postscript": "Bring cake."}) == (
         kept + "\n\nP.S. Bring cake.")
+    # the model's own marker gives way to the one asked; a word that starts like one stays
+    for written, note in [("PS: Bring cake.", "Bring cake."), ("Please bring cake.", "Please bring cake.")]:
+        assert put_parts(kept, [{"kind": "postscript", "marker": "P.S."}], {"postscript": written}) == (
+            kept + "\n\nP.S. " + note)
 
 
 def test_a_list_with_the_wrong_count_is_written_again_under_the_grammar_keeping_the_rest():
@@ -383,3 +388,31 @@ def test_a_chat_frame_around_the_piece_is_dropped_and_the_piece_kept():
     # a task that says how the answer begins keeps its opening
     assert drop_chat_frame(framed, [{"kind": "begins_with", "text": "Certainly"}]) == framed
     assert drop_chat_frame("Sure:") == "Sure:"  # nothing but the frame: left as it is
+
+
+def test_a_chat_frame_is_only_an_announcement_or_a_remark_about_the_request():
+    from hierplan.rules.instructions import drop_chat_frame
+
+    # openings and endings that are the piece's own
+    for text in ["Sure as the sunrise, love will stay:\nit waits for you at the end of day.",
+                 "Here is the thing:\nMost people never start.",
+                 "Raising a child is hard.\n\n***\n\nIn the end, the task of raising a child is never done.",
+                 "Dear Ann,\n\nI miss you.\n\n---\n\nThis letter is my promise to you: I will come home.",
+                 "14 x 3 = 42 dollars.\n\n---\n\nFinal answer: 42, as requested",
+                 "Config:\n\n```yaml\nname: x\n---\nThis version follows the request.\n```"]:
+        assert drop_chat_frame(text) == text
+    assert drop_chat_frame("Sure! Here are three names for your cat:\n\n- Miso\n- Pixel\n- Juniper") == \
+        "- Miso\n- Pixel\n- Juniper"
+    assert drop_chat_frame("Roses bloom.\n\n---\n\nNote: the poem follows all of the task's instructions.") == \
+        "Roses bloom."
+
+
+def test_a_list_is_put_only_where_one_list_stands_outside_code():
+    two = "Pros:\n- cheap\n- quick\n\nBut mind the cost of repairs.\n\nCons:\n- noisy"
+    assert put_list(two, ["a", "b"], "bullets") == two  # which list the count is about is not known
+    coded = "Steps:\n1. Install.\n2. Run.\n\n```yaml\n- name: x\n```\nDone."
+    assert put_list(coded, ["Install it.", "2. Run it.", "- Check it."], "numbered") == \
+        "Steps:\n1. Install it.\n2. Run it.\n3. Check it.\n\n```yaml\n- name: x\n```\nDone."
+    ruled = "- one\n- two\n\n* * *\n\nThe rest of the story."
+    assert put_list(ruled, ["uno"], "bullets") == "- uno\n\n* * *\n\nThe rest of the story."
+    assert problems([{"kind": "bullets", "min": 2, "max": 2}], ruled) == []  # a rule line is no bullet

@@ -110,3 +110,18 @@ def test_a_rewrite_that_turns_the_piece_into_a_list_is_rejected():
     why = substance_lost(POEM, POINTS + "\n- He waves to boats.", POEM_TASK, [])
     assert why is not None and "into a list" in why
     assert substance_lost(POEM, POEM.replace("gentle", "soft"), POEM_TASK, []) is None
+
+
+def test_a_word_that_names_something_else_is_no_piece_to_write():
+    for task in ["Write a product description for a speech therapy app.",
+                 "Write a pitch for a song-writing course.", "Give me a review of the story app I use."]:
+        assert not_the_piece(POINTS, task, []) is None
+
+
+def test_a_list_cut_to_the_count_asked_keeps_its_substance():
+    eight = "\n".join(f"- Point {n}: walk a little further every day, and rest well at night." for n in range(8))
+    three = "\n".join(eight.splitlines()[:3])
+    asked = [{"kind": "bullets", "min": 3, "max": 3}]
+    assert substance_lost(eight, three, "List ways to keep fit in exactly 3 bullets.", asked) is None
+    # but three bare words are not those points
+    assert substance_lost(eight, "- a\n- b\n- c", "List ways to keep fit in exactly 3 bullets.", asked) is not None

@@ -43,6 +43,10 @@ def step(i, instruction, tool="llm", title=None, expected="", **extra):
     ("What is the average of 4 and 10?", True),
     ("What is the total cost of 5 pens at $2 each?", True),
     ("How many minutes are in 7 hours?", True),                # one number, and no values to combine
+    ("What is the sum of the first 100 positive integers?", True),  # one number, and a set to add up
+    ("Find the total surface area of a cube with side 4 cm.", True),
+    ("What is the average of the first 10 prime numbers?", True),
+    ("What is the average height of a 7-year-old girl?", False),
 ])
 def test_a_task_is_numeric_when_it_asks_for_a_quantity_and_holds_a_number(task, numeric):
     assert is_numeric_task(task) is numeric

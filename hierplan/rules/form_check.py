@@ -12,14 +12,14 @@ from typing import Any
 
 from hierplan.rules.text import split_code
 
-PROGRAM_FIXES = ("paragraphs", "sections", "ends_with", "no_commas", "highlights", "json", "repeat_request",
+PROGRAM_FIXES = ("paragraphs", "sections", "highlights", "ends_with", "no_commas", "json", "repeat_request",
                  "lowercase", "uppercase", "quoted")
-"""The form instructions fix_form applies, in this order (the case changes after the ending is appended, the
-quotes go on last)."""
+"""The form instructions fix_form applies, in this order (highlights before the ending is appended, so the
+ending stays as asked; the case changes after; the quotes go on last)."""
 HIGHLIGHT_MAX_WORDS = 25
 """A line's opening sentence longer than this is not highlighted whole (its first clause is)."""
 _HIGHLIGHT_RE = re.compile(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*")
-_LINE_START_RE = re.compile(r"^(\s*(?:[-+\u2022]|\d{1,3}[.)])?\s*)(.*)$")
+_LINE_START_RE = re.compile(r"^(\s*(?:[-+\u2022]|\d{1,3}[.)](?=\s))?\s*)(.*)$")
 
 
 def _letters(text: str) -> str:
@@ -111,40 +111,65 @@ TITLE_MAX_WORDS = 12
 block after it."""
 
 
+def _is_title(block: str) -> bool:
+    """A heading, or one short line without a closing stop: it belongs with the block after it."""
+    return "\n" not in block and (block.lstrip().startswith("#") or (
+        len(block.split()) <= TITLE_MAX_WORDS and not block.rstrip("*_ ").endswith((".", "!", "?"))))
+
+
+def _halves(block: str) -> tuple[str, str] | None:
+    """``block`` split in two at the middle line break, or, in a one-line block, between its middle sentences;
+    None when it has one line of one sentence. Nothing else changes: lines stay lines."""
+    lines = block.split("\n")
+    if len(lines) > 1:
+        half = len(lines) // 2
+        return "\n".join(lines[:half]).strip(), "\n".join(lines[half:]).strip()
+    sentences = re.split(r"(?<=[.!?])\s+(?=\S)", block)
+    if len(sentences) < 2:
+        return None
+    half = len(sentences) // 2
+    return " ".join(sentences[:half]), " ".join(sentences[half:])
+
+
 def regroup(text: str, n: int) -> list[str] | None:
     """``text``'s blocks (split at blank lines, or at the separators it has) as ``n`` groups, in order, every word
-    kept: the adjacent pair with the fewest words merged, or the longest block of two sentences or more split
-    between them, until there are ``n``; None when they cannot be made (too few sentences)."""
+    kept: a title or heading stays with the block after it; the adjacent pair with the fewest words merged, or the
+    longest block of two lines or sentences or more split between them, until there are ``n``; None when they
+    cannot be made."""
     blocks = [b.strip() for b in re.split(r"\n\s*(?:\*{3,}\s*\n\s*)?\n|\n\s*\*{3,}\s*\n", text.strip()) if b.strip()]
     blocks = [b for b in blocks if not re.fullmatch(r"\*{3,}", b)]
-    if len(blocks) > 1 and "\n" not in blocks[0] and len(blocks[0].split()) <= TITLE_MAX_WORDS and \
-            not blocks[0].rstrip("*_ ").endswith((".", "!", "?")):
-        blocks[:2] = [blocks[0] + "\n\n" + blocks[1]]
+    k = 0
+    while k < len(blocks) - 1:
+        if _is_title(blocks[k]):
+            blocks[k:k + 2] = [blocks[k] + "\n\n" + blocks[k + 1]]
+        else:
+            k += 1
     while len(blocks) > n:
         k = min(range(len(blocks) - 1), key=lambda i: len(blocks[i].split()) + len(blocks[i + 1].split()))
         blocks[k:k + 2] = [blocks[k] + "\n\n" + blocks[k + 1]]
     while len(blocks) < n:
-        splits = {k: re.split(r"(?<=[.!?])\s+(?=\S)", b) for k, b in enumerate(blocks)}
-        splittable = [k for k, sentences in splits.items() if len(sentences) > 1]
-        if not splittable:
+        halves = {k: h for k, b in enumerate(blocks) if (h := _halves(b)) is not None}
+        if not halves:
             return None
-        k = max(splittable, key=lambda i: len(blocks[i].split()))
-        half = len(splits[k]) // 2
-        blocks[k:k + 1] = [" ".join(splits[k][:half]), " ".join(splits[k][half:])]
+        k = max(halves, key=lambda i: len(blocks[i].split()))
+        blocks[k:k + 1] = list(halves[k])
     return blocks
 
 
-def highlight(text: str, need: int) -> str:
+def highlight(text: str, need: int, keep: tuple[str, ...] = ()) -> str:
     """``text`` with the opening sentence (or clause) of up to ``need`` more of its lines marked *like this*, from
-    the top: prose and list lines outside code, not headings, separators or lines with asterisks already. Marking
-    loses nothing the answer says."""
+    the top: prose and list lines outside code, not headings, separators, table rows, indented lines, lines with
+    asterisks already, or lines holding a text in ``keep`` (an ending the task asks for verbatim). Marking loses
+    nothing the answer says."""
     lines, in_code = text.split("\n"), False
     for k, line in enumerate(lines):
         if need <= 0:
             break
-        if line.lstrip().startswith("```"):
+        if line.lstrip().startswith(("```", "~~~")):
             in_code = not in_code
-        if in_code or "*" in line or line.lstrip().startswith(("#", "<<", "|", ">")):
+            continue
+        if in_code or "*" in line or "|" in line or line.startswith(("    ", "\t")) or \
+                line.lstrip().startswith(("#", "<<", ">")) or any(t and t.lower() in line.lower() for t in keep):
             continue
         lead, body = _LINE_START_RE.match(line).groups()
         sentence = re.match(r"[^.!?]*[.!?](?=\s|$)", body)
@@ -176,14 +201,19 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
         if groups := regroup(text, split["count"]):
             text = PARAGRAPH_SEPARATOR.join(groups)
     elif (split := kinds.get("sections")) and form_problem(split, text) and "```" not in text:
-        if groups := regroup(text, split["count"]):
+        # the markers the answer has are numbered again, so each section has one (a title after one is kept)
+        unmarked = re.sub(rf"(?im)^[ \t]*(?:#+[ \t]*)?{re.escape(split['marker'])}[ \t]?\d+"
+                          r"(?:[ \t]*[:.\-\u2013][ \t]*|[ \t]*$)",
+                          "", text)
+        if groups := regroup(unmarked, split["count"]):
             text = "\n\n".join(f"{split['marker']} {n}\n{g}" for n, g in enumerate(groups, 1))
+    if (marks := kinds.get("highlights")) and form_problem(marks, text) and "json" not in kinds:
+        keep = tuple(i["text"] for i in instructions if i["kind"] == "ends_with" and i.get("text"))
+        text = highlight(text, marks["min"] - len(_HIGHLIGHT_RE.findall(text)), keep)
     if (end := kinds.get("ends_with")) and form_problem(end, text):
         text = text.rstrip() + "\n" + end["text"]
     if "no_commas" in kinds and "json" not in kinds:  # JSON needs its commas
         text = re.sub(r",(?=\d{3}\b)", "", text).replace(",", "")
-    if (marks := kinds.get("highlights")) and form_problem(marks, text):
-        text = highlight(text, marks["min"] - len(_HIGHLIGHT_RE.findall(text)))
     if "json" in kinds and not _is_json(text.strip()):
         text = json.dumps({"response": text.strip()}, ensure_ascii=False, indent=1)
     if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):

@@ -76,7 +76,8 @@ _NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|a
                             re.I)
 _HEADING_TEXT_RE = re.compile(r"['\"\u201c\u2018](#{1,6}\s+[^'\"\u201d\u2019]+)['\"\u201d\u2019]")
 
-_BULLET_LINE_RE = re.compile(r"^ {0,1}[-*+\u2022][ \t]+\S")
+# not a rule line ("* * *", "- - -"), which separates parts and lists nothing
+_BULLET_LINE_RE = re.compile(r"^ {0,1}(?!(?:[-*_][ \t]*){3,}$)[-*+\u2022][ \t]+\S")
 _NUMBERED_LINE_RE = re.compile(r"^ {0,1}(?:\d{1,3}[.)]|step\s+\d{1,3}[.:)]?)[ \t]+\S", re.I)
 _HEADING_LINE_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S")
 _STOPWORDS = frozenset("a an the of in on at to for and or with its their your our his her this that these those "
@@ -198,16 +199,48 @@ def list_lines(text: str) -> tuple[int, int]:
     return _count_lines(prose, "items"), len(lines)
 
 
+_ITEM_MARK_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
+
+
+def list_blocks(text: str) -> list[tuple[int, int]]:
+    """Each run of top-level list lines outside code, as (first, last) line numbers of ``text.splitlines()``:
+    blank lines and indented lines within a run belong to it (a nested item, an item's second paragraph)."""
+    blocks: list[tuple[int, int]] = []
+    in_code, start, last = False, None, None
+    for k, line in enumerate(text.splitlines()):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+            if start is not None:
+                blocks.append((start, last))
+                start = None
+            continue
+        if in_code:
+            continue
+        if _BULLET_LINE_RE.match(line) or _NUMBERED_LINE_RE.match(line):
+            start = k if start is None else start
+            last = k
+        elif start is not None and line.strip() and not line.startswith((" ", "\t")):
+            blocks.append((start, last))
+            start = None
+    if start is not None:
+        blocks.append((start, last))
+    return blocks
+
+
 def put_list(text: str, items: list[str], kind: str) -> str:
-    """``text`` with its list (from its first to its last top-level list line) replaced by ``items``, as bullet
-    points ('- ') or, for ``kind`` "numbered", numbered lines; ``items`` alone when ``text`` has no list."""
+    """``text`` with its list (its one run of top-level list lines outside code: list_blocks) replaced by
+    ``items``, as bullet points ('- ') or, for ``kind`` "numbered", numbered lines; ``items`` alone when ``text``
+    has no list. A text with several lists is returned unchanged: which of them the count is about is not known."""
     marked = [f"{n}. {item}" if kind == "numbered" else f"- {item}"
-              for n, item in enumerate((" ".join(i.split()) for i in items), 1)]
+              for n, item in enumerate((_ITEM_MARK_RE.sub("", " ".join(i.split())) for i in items), 1)]
     lines = text.splitlines()
-    at = [k for k, line in enumerate(lines) if _BULLET_LINE_RE.match(line) or _NUMBERED_LINE_RE.match(line)]
-    if not at:
+    blocks = list_blocks(text)
+    if not blocks:
         return "\n".join(marked)
-    return "\n".join([*lines[:at[0]], *marked, *lines[at[-1] + 1:]])
+    if len(blocks) > 1:
+        return text
+    first, last = blocks[0]
+    return "\n".join([*lines[:first], *marked, *lines[last + 1:]])
 
 
 def _word_in(word: str, text: str) -> bool:
@@ -328,20 +361,43 @@ FORM_KINDS = ("lowercase", "uppercase", "no_commas", "quoted", "ends_with", "jso
 
 # A chat model's frame around the piece: an opening line that announces it ("Certainly! Here is the letter:") and
 # a closing remark about the request after a rule ("---\n\nThis letter includes the postscript as requested.").
-_OPENER_RE = re.compile(r"^\s*(?:(?:certainly|sure|of course|absolutely|okay|ok)\b[^\n]*|(?:here(?:'s|\s+is|\s+are)|"
-                        r"below\s+is)\b[^\n]*):\s*$", re.I)
-_RULE_RE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
-_REMARK_RE = re.compile(r"\b(?:as\s+(?:you\s+)?requested|the\s+(?:task|instructions?|request|requirements?)|"
-                        r"this\s+(?:letter|poem|essay|story|response|answer|reply|post|version|draft)\s+"
-                        r"(?:includes|meets|follows|has|is|uses|contains|should))\b", re.I)
+# The opener names what it announces (a "Here is the thing:" or "Sure as the sunrise, ...:" opens the piece itself).
+_FRAME_NOUNS = (r"(?:answer|response|reply|version|draft|rewrite|text|piece|letter|e-?mail|poem|haiku|limerick|"
+                r"sonnet|song|lyrics|rap|story|essay|article|post|blog|speech|script|review|summary|description|"
+                r"list|outline|plan|proposal|pitch|report|memo|note|message|riddle|joke|slogan|tweet|ad|"
+                r"advertisement|itinerary|rubric|resume|cover\s+letter|(?:\w+\s+)?ideas?|(?:\w+\s+)?names?)")
+_OPENER_RE = re.compile(r"^\s*(?:(?:certainly|sure|of\s+course|absolutely|okay|ok)\s*[!,.]\s*)?"
+                        r"(?:here(?:'s|\s+is|\s+are)|below\s+is|below\s+are)\b[^\n]*\b" + _FRAME_NOUNS
+                        + r"\b[^\n]*:\s*$|^\s*(?:certainly|sure|of\s+course|absolutely|okay|ok)\s*[!,.]\s*$", re.I)
+# A rule line that may set a frame off; *** is left alone (it separates paragraphs: rules.form_check).
+_RULE_RE = re.compile(r"^\s*(?:-{3,}|_{3,})\s*$")
+# A closing remark is about the request: it says how the answer meets it, in its first sentence.
+_REMARK_RE = re.compile(r"^\s*(?:\*{0,2}note:?\*{0,2}\s*)?(?:[^.!?\n]*\bas\s+(?:you\s+)?requested\b|"
+                        r"[^.!?\n]*\b(?:meets|follows|fulfil(?:l?s)|adheres\s+to|satisfies|complies\s+with)\s+"
+                        r"(?:all\s+(?:of\s+)?|each\s+of\s+|every\s+)?(?:the|your)\s+(?:task'?s?|instructions?|request|"
+                        r"requirements?|guidelines|constraints)\b|"
+                        r"this\s+(?:letter|poem|essay|story|response|answer|reply|post|version|draft|text)\s+"
+                        r"(?:includes|meets|follows|uses|contains|adheres|incorporates))", re.I)
+# A closing line that gives the answer ("Final answer: 42") is never a frame.
+_ANSWER_LINE_RE = re.compile(r"^\W*final\s+answer\b", re.I | re.M)
 FRAME_MAX_WORDS = 40
 """An opening line or closing remark longer than this is part of the answer, not its frame."""
 
 
+def _outside_code(lines: list[str]) -> list[bool]:
+    """For each line, whether it lies outside a fenced code block (a fence line itself is inside)."""
+    outside, in_code = [], False
+    for line in lines:
+        fence = line.lstrip().startswith(("```", "~~~"))
+        in_code = in_code != fence
+        outside.append(not in_code and not fence)
+    return outside
+
+
 def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
     """``text`` without a chat model's frame around the piece (an opening line announcing it, ending in ':'; a
-    closing remark about the request after a rule line), which is no part of what the task asked for; kept when
-    the task asks for how the answer begins (its words may be the frame's)."""
+    closing remark about the request after a rule line, outside code), which is no part of what the task asked
+    for; kept when the task asks for how the answer begins (its words may be the frame's)."""
     if any(i["kind"] in ("begins_with", "repeat_request") for i in instructions):
         return text
     lines = text.split("\n")
@@ -354,11 +410,12 @@ def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
             rest = rest[1:]
         if any(line.strip() for line in rest):
             lines = rest
-    rules = [k for k, line in enumerate(lines) if _RULE_RE.match(line)]
-    if rules:
+    outside = _outside_code(lines)
+    rules = [k for k, line in enumerate(lines) if outside[k] and _RULE_RE.match(line)]
+    if rules and all(outside[rules[-1]:]):
         tail = "\n".join(lines[rules[-1] + 1:]).strip()
-        if tail and len(tail.split()) <= FRAME_MAX_WORDS and _REMARK_RE.search(tail) and \
-                "\n".join(lines[:rules[-1]]).strip():
+        if tail and len(tail.split()) <= FRAME_MAX_WORDS and _REMARK_RE.match(tail) and \
+                not _ANSWER_LINE_RE.search(tail) and "\n".join(lines[:rules[-1]]).strip():
             lines = lines[:rules[-1]]
     return "\n".join(lines).strip("\n") if lines != text.split("\n") else text
 

@@ -48,9 +48,12 @@ QUANTITY_QUESTION_RE = re.compile(
     re.IGNORECASE)
 
 
-# What combines several values: asked of a task that gives one number ("the average IQ of a 16 year old"), it asks
-# for a fact, since one value has no average, total or difference to compute.
+# What combines several values ...
 AGGREGATE_RE = re.compile(r"\b(?:total|sum|difference|product|quotient|average|mean|median|ratio)\b", re.IGNORECASE)
+# ... asked about people of an age ("the mean height of a 10 year old"), where that age is the task's only number,
+# it asks for a fact about such people: the one value says who, and there is nothing to combine. ("The sum of the
+# first 100 integers" and "the total area of a cube with side 4 cm" give one value too, and are computed.)
+AGE_RE = re.compile(r"\b\d{1,3}[\s-]+(?:years?|months?|weeks?)[\s-]+old\b", re.IGNORECASE)
 
 
 # With the user's files: a question, or a request to analyse what they hold.
@@ -64,9 +67,9 @@ WRITING_REQUEST_RE = re.compile(
 
 
 def task_kind(task: str, with_data: bool = False, with_files: bool = False) -> TaskKind:
-    """numeric when the task asks for a quantity and holds at least one number (two, when what it asks combines
-    values: AGGREGATE_RE) or comes ``with_data`` (the user's files or tools), or comes ``with_files`` and asks a
-    question about them or to analyse them (and for no piece of writing); else writing."""
+    """numeric when the task asks for a quantity and holds at least one number (other than an age it asks an
+    average or a total about: AGGREGATE_RE, AGE_RE) or comes ``with_data`` (the user's files or tools), or comes
+    ``with_files`` and asks a question about them or to analyse them (and for no piece of writing); else writing."""
     if with_files and DATA_REQUEST_RE.search(task) and not WRITING_REQUEST_RE.search(task):
         return NUMERIC
     quantity = QUANTITY_QUESTION_RE.search(task)
@@ -75,6 +78,6 @@ def task_kind(task: str, with_data: bool = False, with_files: bool = False) -> T
     if with_data or with_files:
         return NUMERIC
     values = len(VALUE_RE.findall(task))
-    if AGGREGATE_RE.search(quantity.group(0)) and values < 2:
+    if AGGREGATE_RE.search(quantity.group(0)) and values == 1 and AGE_RE.search(task):
         return WRITING
     return NUMERIC if values else WRITING

@@ -12,23 +12,27 @@ postscript, each only when the answer breaks its instruction.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from hierplan.rules.instructions import LIST_KINDS, problem, put_list
+from hierplan.rules.instructions import LIST_KINDS, list_blocks, problem, put_list
 
 BODY_KINDS = LIST_KINDS
 """Parts that reshape the answer's body (a list): at most one is written in a round. Paragraphs and sections are
 regrouped by program, keeping every word (rules.form_check.regroup); the model, asked for them, summarised."""
 ADDED_KINDS = ("title", "postscript")
+# A postscript's own marker, as the model may write it ("P.S.", "PS:", "P.P.S"): the marker asked is put instead.
+_POSTSCRIPT_MARK_RE = re.compile(r"^\s*p\.?\s?(?:p\.?\s?)?s\b\.?\s*[:\-\u2013]?\s*", re.I)
 """Parts added to the answer: a title above, a postscript below."""
 
 
 def parts_to_write(instructions: list[dict[str, Any]], text: str, most: int) -> list[dict[str, Any]]:
     """The instructions ``text`` breaks whose parts the model can write alone under the grammar: the first one
-    that reshapes the body (a list whose bound is at most ``most`` items), then a title
-    and a postscript."""
+    that reshapes the body (a list whose bound is at most ``most`` items, where ``text`` has at most one list),
+    then a title and a postscript."""
     broken = [i for i in instructions if i["kind"] in (*BODY_KINDS, *ADDED_KINDS) and problem(i, text) is not None]
-    body = next((i for i in broken if i["kind"] in BODY_KINDS and 0 < part_count(i)[1] <= most), None)
+    one_list = len(list_blocks(text)) <= 1  # put_list leaves an answer with several lists as it is
+    body = next((i for i in broken if i["kind"] in BODY_KINDS and 0 < part_count(i)[1] <= most and one_list), None)
     return [*([body] if body else []), *(i for i in broken if i["kind"] in ADDED_KINDS)]
 
 
@@ -51,7 +55,6 @@ def put_parts(text: str, parts: list[dict[str, Any]], written: dict[str, Any]) -
             text = f"<<{title}>>\n\n{text.lstrip()}"
         elif part["kind"] == "postscript":
             marker = part["marker"]
-            note = " ".join(written["postscript"].split())
-            note = note[len(marker):].lstrip(": ") if note.upper().startswith(marker.upper()) else note
+            note = _POSTSCRIPT_MARK_RE.sub("", " ".join(written["postscript"].split()))
             text = f"{text.rstrip()}\n\n{marker} {note}"
     return text

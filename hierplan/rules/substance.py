@@ -1,8 +1,9 @@
 """The answer stays the answer: a rewrite may fix the form, never trade the piece away for it.
 
 The rule, in one sentence: a rewrite replaces the answer kept so far only when it is still the piece, that is at
-least KEEP_SHARE of the kept answer's words (or of the task's own word limit, when that is lower) and no more of
-the task's words than the kept answer had (beyond ECHO_MARGIN), whatever instructions it fixes.
+least KEEP_SHARE of the kept answer's words (or of the task's own word limit, when that is lower; scaled by the
+share of its list items it keeps, when it holds a list to fewer items) and no more of the task's words than the
+kept answer had (beyond ECHO_MARGIN), whatever instructions it fixes.
 
 Why: a small model asked to fix "it must end with X" can reply with X alone, and asked for exactly four bullets
 can copy the task's sentences into them; both break fewer checked instructions and leave the user with nothing.
@@ -46,7 +47,12 @@ PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
 # One piece written in sentences or verse, which a list of points is not (several poems or jokes may be a list).
 RUNNING_PIECE_RE = re.compile(r"\b(?:poem|haiku|limerick|sonnet|song|lyrics|rap|story|"
                               r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!small )(?<!the )letter(?!\s+[a-z]\b)|"
-                              r"essay|speech|riddle|joke|dialogue)\b(?!s)", re.I)
+                              r"essay|speech|riddle|joke|dialogue)\b(?!s)"
+                              # the piece itself, not a word naming something else ("a speech therapy app", "a
+                              # song-writing course"): what follows it ends the phrase
+                              r"(?=\s*$|\s*[^\w\s-]|\s+(?:about|on|for|to|of|that|which|who|in|with|where|from|by|"
+                              r"and|or|as|at|titled|called|named|using|describing|explaining|when|set|written|"
+                              r"based|without|like|ending|starting|beginning)\b)", re.I)
 # Words by which a task asks for a list, read or not as an instruction: then a list is what it asks for.
 LIST_WORDS_RE = re.compile(r"\b(?:lists?|listing|bullet(?:s|ed)?|points|numbered|items|steps|outline|ideas|tips|"
                            r"names|options|examples|reasons|ways)\b", re.I)
@@ -96,6 +102,9 @@ def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[di
     kept_words, new_words = len(words(kept)), len(words(rewrite))
     limit = _word_limit(instructions)
     floor = KEEP_SHARE * min(kept_words, limit if limit is not None else kept_words)
+    kept_items, new_items = list_lines(kept)[0], list_lines(rewrite)[0]
+    if 0 < new_items < kept_items:  # a list cut to the count asked is shorter by design
+        floor *= new_items / kept_items
     if new_words < floor:
         return f"the rewrite has {new_words} words where the kept answer had {kept_words}: it dropped the piece"
     asked = _asked(instructions)
