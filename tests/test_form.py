@@ -309,11 +309,11 @@ def test_sections_are_numbered_once():
 
 
 def test_highlights_leave_a_required_ending_json_tables_and_numbers_whole():
-    end = [{"kind": "ends_with", "text": "Any other questions?"}, {"kind": "highlights", "min": 2}]
+    end = [{"kind": "ends_with", "text": "See you on the trail."}, {"kind": "highlights", "min": 2}]
     fixed = fix_form(end, "Cities grow fast. Roads fill up.\nParks matter too.")
-    assert fixed.endswith("\nAny other questions?") and form_problem(end[1], fixed) is None
-    already = "Cities grow fast.\nAny other questions?"
-    assert fix_form(end, already).endswith("\nAny other questions?")
+    assert fixed.endswith("\nSee you on the trail.") and form_problem(end[1], fixed) is None
+    already = "Cities grow fast.\nSee you on the trail."
+    assert fix_form(end, already).endswith("\nSee you on the trail.")
     data = '{"city": "Oslo", "people": 700000}'
     assert fix_form([{"kind": "json"}, {"kind": "highlights", "min": 1}], data) == data
     table = "Name | Age\nBob | 30\n\nAbout 3.5 million people live here."
