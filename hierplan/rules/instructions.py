@@ -202,24 +202,27 @@ def list_lines(text: str) -> tuple[int, int]:
 _ITEM_MARK_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
 
 
+def outside_code(lines: list[str]) -> list[bool]:
+    """For each line, whether it lies outside a fenced code block (a fence line itself is inside)."""
+    outside, in_code = [], False
+    for line in lines:
+        fence = line.lstrip().startswith(("```", "~~~"))
+        in_code = in_code != fence
+        outside.append(not in_code and not fence)
+    return outside
+
+
 def list_blocks(text: str) -> list[tuple[int, int]]:
     """Each run of top-level list lines outside code, as (first, last) line numbers of ``text.splitlines()``:
     blank lines and indented lines within a run belong to it (a nested item, an item's second paragraph)."""
+    lines = text.splitlines()
     blocks: list[tuple[int, int]] = []
-    in_code, start, last = False, None, None
-    for k, line in enumerate(text.splitlines()):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_code = not in_code
-            if start is not None:
-                blocks.append((start, last))
-                start = None
-            continue
-        if in_code:
-            continue
-        if _BULLET_LINE_RE.match(line) or _NUMBERED_LINE_RE.match(line):
+    start = last = None
+    for k, (line, outside) in enumerate(zip(lines, outside_code(lines))):
+        if outside and (_BULLET_LINE_RE.match(line) or _NUMBERED_LINE_RE.match(line)):
             start = k if start is None else start
             last = k
-        elif start is not None and line.strip() and not line.startswith((" ", "\t")):
+        elif start is not None and (not outside or (line.strip() and not line.startswith((" ", "\t")))):
             blocks.append((start, last))
             start = None
     if start is not None:
@@ -384,16 +387,6 @@ FRAME_MAX_WORDS = 40
 """An opening line or closing remark longer than this is part of the answer, not its frame."""
 
 
-def _outside_code(lines: list[str]) -> list[bool]:
-    """For each line, whether it lies outside a fenced code block (a fence line itself is inside)."""
-    outside, in_code = [], False
-    for line in lines:
-        fence = line.lstrip().startswith(("```", "~~~"))
-        in_code = in_code != fence
-        outside.append(not in_code and not fence)
-    return outside
-
-
 def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
     """``text`` without a chat model's frame around the piece (an opening line announcing it, ending in ':'; a
     closing remark about the request after a rule line, outside code), which is no part of what the task asked
@@ -410,7 +403,7 @@ def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
             rest = rest[1:]
         if any(line.strip() for line in rest):
             lines = rest
-    outside = _outside_code(lines)
+    outside = outside_code(lines)
     rules = [k for k, line in enumerate(lines) if outside[k] and _RULE_RE.match(line)]
     if rules and all(outside[rules[-1]:]):
         tail = "\n".join(lines[rules[-1] + 1:]).strip()
