@@ -49,6 +49,22 @@ def test_an_item_the_task_does_not_bear_out_is_dropped(read):
     assert grounded(read, TASK) is None
 
 
+SOME_WORDS_TASK = ("Write a song about my noisy flat with at least 12 words in all capital letters, and let the letter "
+                   "z show up at least 5 times.")
+
+
+@pytest.mark.parametrize("read", [
+    # a count of some words (in capitals), not of the answer's length
+    item("word_count", "at least 12 words in all capital letters", 12, "at least"),
+    # a letter to count, not a word
+    item("word_frequency", "let the letter z show up at least 5 times", 5, "at least", "z"),
+])
+def test_a_count_of_some_words_or_of_a_letter_is_no_length_or_word_count(read):
+    assert grounded(read, SOME_WORDS_TASK) is None
+    assert grounded(item("letter_frequency", "let the letter z show up at least 5 times", 5, "at least", "z"),
+                    SOME_WORDS_TASK)["kind"] == "letter_times"
+
+
 def test_a_quote_with_curly_quotes_or_other_spacing_is_still_the_tasks_words():
     task = "Write a note, and do not use the word \u201csoon\u201d anywhere."
     got = grounded(item("forbidden_word", 'do not  use the word "soon"', text="soon"), task)

@@ -133,6 +133,17 @@ def test_the_noun_that_introduces_a_list_of_words_is_not_a_word_to_use():
     assert terms("Mention the word 'harbour'.") == ["harbour"]
     # a singular noun not before a quoted word is the thing to mention
     assert terms("Mention the word count and the deadline.") == ["word count", "deadline"]
+    # "the word" before a word it makes no compound with introduces that word
+    assert terms("A card for my cat, and please include the word whiskers.") == ["whiskers"]
+    assert terms("Keep to the word limit, and include the word limit.") == ["word limit"]
+
+
+def test_a_count_of_some_words_is_not_the_answers_length():
+    words = lambda task: [i for i in read_instructions(task) if i["kind"] == "words"]  # noqa: E731
+    assert words("A song about my flat, with at least 12 words in all capital letters.") == []
+    assert words("Use at most 3 words that start with z.") == []
+    assert words("A song about my flat in 80 to 120 words, with a title.") == [{"kind": "words", "min": 80, "max": 120}]
+    assert words("At least 300 words in English, please.") == [{"kind": "words", "min": 300, "max": None}]
 
 
 TASK = "Write exactly 3 bullet points about tea. Do not use the word 'very'."

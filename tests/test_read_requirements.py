@@ -68,3 +68,25 @@ def test_the_reading_keeps_within_the_runs_token_cap():
     graph.invoke({"task": "Write a post about the bakery."}, {"configurable": {"thread_id": "cap"}})
     [read] = [c for c in model.calls if c["node"] == "read_requirements"]
     assert read["kwargs"]["max_tokens"] == 6 and read["kwargs"]["temperature"] == 0.0
+
+
+def test_a_case_for_the_whole_reply_is_applied_by_program_and_not_asked_of_the_writer():
+    task = "Write a short poem about my cat Pepper for her birthday card. all lowercase, and include the word whiskers."
+    poem = ("Pepper of the windowsill, you guard the morning light,\nYou chase the dust in sunbeams and you purr "
+            "away the night.\nAnother year of naps and mice, of paws upon my knee,\nHappy birthday, little queen, "
+            "from all your staff (that's me).")
+    model, out = run(task, {"aggregator": [poem], "reviser": [poem + "\nYour whiskers twitch at every dream."]})
+    aggregator = next(c for c in model.calls if c["node"] == "aggregator")["messages"][1].content
+    assert "lowercase" not in aggregator.split("Task:")[1].split("\n", 1)[1]  # not listed as the writer's to do
+    assert "letter case the task asks for is applied to your reply afterwards" in aggregator
+    reviser = next(c for c in model.calls if c["node"] == "reviser")["messages"][1].content
+    assert "applied to your reply afterwards" in reviser and "does not mention whiskers" in reviser
+    assert out["instruction_check"]["ok"] and out["final"] == out["final"].lower()
+    assert out["final"].endswith("your whiskers twitch at every dream.")
+
+
+def test_a_task_without_a_case_is_told_nothing_of_case():
+    task = "Write a short poem about my cat Pepper for her birthday card, and include the word whiskers."
+    model, out = run(task, {"aggregator": ["Whiskers and paws, " + POST]})
+    aggregator = next(c for c in model.calls if c["node"] == "aggregator")["messages"][1].content
+    assert "letter case" not in aggregator and "- mentions whiskers" in aggregator

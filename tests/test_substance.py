@@ -82,6 +82,8 @@ def test_capital_letters_are_not_a_letter_to_write():
     task = "Name three startups that do software for the planet, in all capital letters."
     assert not_the_piece("- TERRA CODE\n- GREEN STACK\n- ORBIT SOFT", task, [{"kind": "uppercase"}]) is None
     assert not_the_piece("Dear Sam, thanks.", "Write a letter to Sam about the move.", []) is not None
+    name = "Think up a name for my bakery. All letters in the reply should be lower case letters."
+    assert not_the_piece("crumb and co", name, [{"kind": "lowercase"}]) is None
 
 
 POEM_TASK = "Could you write me a poem about a lighthouse keeper who misses the mainland? Keep it gentle."
@@ -125,3 +127,34 @@ def test_a_list_cut_to_the_count_asked_keeps_its_substance():
     assert substance_lost(eight, three, "List ways to keep fit in exactly 3 bullets.", asked) is None
     # but three bare words are not those points
     assert substance_lost(eight, "- a\n- b\n- c", "List ways to keep fit in exactly 3 bullets.", asked) is not None
+
+
+SONG_TASK = "My niece wants a song about her hamster Biscuit escaping at night. Keep it silly, please."
+SONG = ("Biscuit left his cage at midnight,\nsqueezed right through the bars,\nraced across the kitchen floor\n"
+        "and climbed up to the jars.\n\nOh Biscuit, Biscuit, where'd you go?\nThe cereal box is shaking so!\n"
+        "We found him in the morning light,\nasleep on flakes of gold,\nthe bravest hamster in the house\n"
+        "and twice as fat, we're told.")
+SONG_AS_PROSE = ("Biscuit the hamster escaped from his cage one night and ran across the kitchen floor, where he "
+                 "climbed up the shelves to reach the cereal box. In the morning the family found him asleep inside "
+                 "it, full of cornflakes and very pleased with himself, and everyone laughed about it all day.")
+
+
+def test_prose_where_the_task_names_a_song_or_poem_is_not_the_piece():
+    assert "written as prose, not the song" in not_the_piece(SONG_AS_PROSE, SONG_TASK, [])
+    assert not_the_piece(SONG, SONG_TASK, []) is None
+    # verse beside the explanation the task asks for is still the piece
+    explained = SONG + "\n\nThe chorus repeats his name so that a small child can sing along with it from the first time."
+    assert not_the_piece(explained, SONG_TASK + " Explain the chorus afterwards.", []) is None
+    # the same prose is fine where the task names no verse, or where a poem is only a style or asked as JSON
+    assert not_the_piece(SONG_AS_PROSE, "Tell my niece a silly story about her hamster Biscuit escaping.", []) is None
+    assert not_the_piece(SONG_AS_PROSE, "Tell the tale of Biscuit's escape in a rap style.", []) is None
+    assert not_the_piece('{"song": "' + SONG_AS_PROSE + '"}', SONG_TASK, [{"kind": "json"}]) is None
+
+
+def test_a_rewrite_that_turns_the_song_into_prose_is_not_kept_over_the_song():
+    from hierplan.nodes.revise import with_revision, first_check
+    check, kept = first_check(SONG_TASK + " Put a title in << >> on it.", SONG, [{"kind": "title"}])
+    assert kept == SONG and not check["ok"]
+    check, kept = with_revision(check, kept, "<<Biscuit>>\n" + SONG_AS_PROSE, SONG_TASK + " Put a title in << >> on it.")
+    assert kept == SONG and check["revisions"][-1]["rejected"].startswith("the rewrite is no longer the piece: "
+                                                                          "it is written as prose")

@@ -220,6 +220,8 @@ AGGREGATOR_WRITING_NOTES = """Notes from the plan's steps:
 """
 # The requirements read from the task (nodes.read_requirements), in plain words (rules.checklist.describe).
 REQUIREMENTS_NOTE = "The reply must have:\n{items}\n"
+# The task asks for one letter case throughout: a program applies it (rules.instructions.CASE_KINDS).
+CASE_BY_PROGRAM = "Write in ordinary letter case: the letter case the task asks for is applied to your reply afterwards.\n"
 
 # The final answer written anew when it broke the task's checkable instructions (the reviser node). The broken
 # answer is not shown: asked to correct a draft, the embedded model sent it back unchanged; asked for a new
@@ -229,7 +231,7 @@ REVISE_USER = """Task: {task}
 
 What the previous answer got wrong:
 {problems}
-
+{case}
 Write the new answer to the task."""
 
 # Parts of the answer written alone under the grammar (the reviser node, nodes.revise.parts_messages): a list, the

@@ -42,8 +42,8 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import numeric_instructions
-from hierplan.rules.instructions import (ALWAYS, drop_chat_frame, problems, read_instructions, repair_by_program,
-                                         total_miss)
+from hierplan.rules.instructions import (ALWAYS, drop_chat_frame, problems, program_cased, read_instructions,
+                                         repair_by_program, total_miss)
 from hierplan.rules.parts import part_count, parts_to_write, put_parts
 from hierplan.rules.kind import NUMERIC
 from hierplan.rules.substance import not_the_piece, substance_lost
@@ -141,9 +141,13 @@ def after_instruction_check(state: AgentState) -> Literal["reviser", "__end__"]:
     return "reviser" if check["to_fix"] and rewrites(check) < MAX_REVISIONS else END
 
 
-def revise_messages(task: str, found: list[str]) -> list:
+def revise_messages(task: str, found: list[str], instructions: list[dict] = ()) -> list:
+    """The rewrite's prompt: the task and what the kept answer broke; a letter case asked for the whole answer is
+    the program's to apply (rules.instructions.CASE_KINDS)."""
+    case = prompts.CASE_BY_PROGRAM if program_cased(instructions) else ""
     return [SystemMessage(prompts.REVISE_SYSTEM),
-            HumanMessage(prompts.REVISE_USER.format(task=task, problems="\n".join(f"- {p}" for p in found)))]
+            HumanMessage(prompts.REVISE_USER.format(task=task, problems="\n".join(f"- {p}" for p in found),
+                                                    case=case))]
 
 
 def parts_messages(task: str, answer: str, parts: list[dict]) -> list:
@@ -184,7 +188,8 @@ def make_reviser(model: BaseChatModel, base: SamplingConfig):
         node_sampling = sampling.aggregator if not written_anew else replace(
             sampling.aggregator, temperature=max(sampling.aggregator.temperature, WARM_TEMPERATURE))
         emit("node_started", node="reviser", attempt=attempt)
-        text, call = invoke_model(model, revise_messages(asked(state), check["to_fix"]), node_sampling,
+        messages = revise_messages(asked(state), check["to_fix"], check["instructions"])
+        text, call = invoke_model(model, messages, node_sampling,
                                   node="reviser", seed=sampling.seed, seed_key=(attempt,), stream=True,
                                   attempt=attempt)
         return {"revision": text.strip(), "revision_kind": "rewrite", "calls": [*calls, call.model_dump()]}

@@ -17,6 +17,7 @@ import re
 from typing import Any, Iterable
 
 from hierplan.rules.numbers import NUMBER_WORDS_RE, word_number
+from hierplan.rules.text import SOME_WORDS_AFTER
 
 # How much of a quote's words must be the task's for a paraphrased quote to count as the task's words.
 QUOTE_WORDS_IN_TASK = 0.8
@@ -56,6 +57,7 @@ NOT_NEGATED = frozenset({"uppercase", "required_word", "json", "quoted", "title"
                          "placeholder_count", "postscript"})
 NEGATION_REACH = 3
 """How many words a negation may stand before what it negates ("do not use any capital letters")."""
+_SOME_WORDS_RE = re.compile(r"\bwords\b" + SOME_WORDS_AFTER, re.I)
 _POSTSCRIPT_MARKER_RE = re.compile(r"(?:p\.?\s*)+s\b\.?", re.I)
 # "less than 5" is at most 4; "more than 5" at least 6.
 _STRICT_BELOW_RE = re.compile(r"\b(?:less|fewer)\s+than\b|\bunder\b|\bbelow\b", re.I)
@@ -153,6 +155,8 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
               "bullet_count": ("bullets", "exactly"), "numbered_count": ("numbered", "exactly"),
               "heading_count": ("headings", "exactly")}
     if kind in counts:
+        if kind == "word_count" and _SOME_WORDS_RE.search(quote):
+            return None  # "10 words in all capital letters" counts some words, not the answer's length
         name, default = counts[kind]
         spec = None if n is None else _bounds(bound, n, quote, default)
         return None if spec is None else {"kind": name, **spec}
@@ -179,6 +183,8 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
     word = text.strip("'\"\u201c\u201d")
     if not word or len(word.split()) > MAX_WORD_ITEM_WORDS:
         return None
+    if len(word) == 1 and re.search(r"\bletter\b", quote, re.I):
+        return None  # "the letter g at least 8 times" is a letter to count, not a word
     if kind == "forbidden_word":
         return {"kind": "avoid_word", "word": word}
     if kind == "required_word":

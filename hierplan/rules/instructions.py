@@ -13,14 +13,14 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, Iterable
 
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
 from hierplan.config import MIN_LIST_ITEMS, REPEAT_LOOP_LINES, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
 from hierplan.rules.form import QUOTED, read_form
 from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
-from hierplan.rules.text import PYTHON_LABELS, split_code
+from hierplan.rules.text import PYTHON_LABELS, SOME_WORDS_AFTER, split_code
 from hierplan.rules.text import words as prose_words
 
 _N = r"(\d{1,4}|" + NUMBER_WORDS_PATTERN + r")"
@@ -43,11 +43,12 @@ _COUNT_RE = re.compile(_BOUND + r"\s*\b" + _N + r"(?:(?:" + _TO + r"|\s*(?:and|o
 # "numbered steps (at least 4, at most 7)"
 _PAREN_COUNT_RE = re.compile(_LIST_NOUNS + r"\s*\(\s*(?:at\s+least\s+" + _N + r")?\s*,?\s*(?:at\s+most\s+" + _N
                              + r")?\s*\)", re.I)
+_SOME_WORDS = rf"(?!{SOME_WORDS_AFTER})"
 _WORDS_MAX_RE = re.compile(r"\b(?<!no )(under|fewer\s+than|less\s+than|at\s+most|no\s+more\s+than|up\s+to|within|"
-                           r"a\s+maximum\s+of|maximum|max\.?)\s+" + _N + r"\s+words\b", re.I)
+                           r"a\s+maximum\s+of|maximum|max\.?)\s+" + _N + r"\s+words\b" + _SOME_WORDS, re.I)
 _WORDS_MIN_RE = re.compile(r"\b(?<!no )(at\s+least|more\s+than|over|no\s+fewer\s+than|no\s+less\s+than|a\s+minimum\s+of|"
-                           r"minimum)\s+" + _N + r"\s+words\b", re.I)
-_WORDS_RANGE_RE = re.compile(r"\b" + _N + r"(?:" + _TO + r"|\s*and\s*)" + _N + r"\s+words\b", re.I)
+                           r"minimum)\s+" + _N + r"\s+words\b" + _SOME_WORDS, re.I)
+_WORDS_RANGE_RE = re.compile(r"\b" + _N + r"(?:" + _TO + r"|\s*and\s*)" + _N + r"\s+words\b" + _SOME_WORDS, re.I)
 _BEGIN_RE = re.compile(r"\b(?:begin|start|open)s?\s+(?:it\s+|(?:the|your)\s+\w+\s+)?with\s+(?:a\s+line\s+|the\s+"
                        r"line\s+|the\s+words?\s+|a\s+)?" + QUOTED, re.I)
 _END_QUESTION_RE = re.compile(r"\bend(?:s|ing)?\s+(?:it\s+|(?:the|your)\s+\w+\s+)?(?:by\s+asking|with\s+a\s+"
@@ -68,9 +69,12 @@ _PER_PART_AFTER_RE = re.compile(r"\s*(?:each|apiece|per\s+\w+|(?:in|on|for|about
 _LIST_RE = re.compile(r"\b(?:check\s?list|bulleted\s+list|numbered\s+list|list\s+of)\b", re.I)
 LIST_KINDS = ("bullets", "numbered", "items")
 # "include the (key)words / terms / phrases: ..." names what follows, not a thing to mention itself.
-# ("the word count" is a thing to mention: a singular noun introduces only a quoted word)
+# ("the word count" is a thing to mention: a singular noun introduces a quoted word, or a word that is not one of
+# the nouns "word" makes a compound with: "include the word whiskers")
 _LIST_NOUN_RE = re.compile(r"^\s*(?:the\s+)?(?:following\s+)?(?:(?:key\s*)?(?:words|terms|phrases)|keywords\b|"
-                           r"(?:key\s*)?(?:word|term|phrase)(?=\s*['\"\u201c\u2018]))\s*", re.I)
+                           r"(?:key\s*)?(?:word|term|phrase)(?=\s*['\"\u201c\u2018])|"
+                           r"(?:key\s*)?word(?=\s+(?!(?:counts?|limits?|lengths?|order|choices?|play|games?|"
+                           r"problems?|clouds?|lists?|banks?|of)\b)\w))\s*", re.I)
 # A phrase after "mention ... and" that is the next instruction, not a thing to mention.
 _NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit)\b|\d",
                             re.I)
@@ -355,6 +359,17 @@ def drop_repeated_lines(text: str) -> str:
             seen.add(key)
         kept.append(line)
     return "\n".join(kept)
+
+
+# The letter case of the whole answer, which a program applies exactly (repair_by_program): the writer is not asked
+# for it. Asked for it, a small model took "in all lowercase letters" for a request to copy the task's words in that
+# case, or wrote a line where a poem was asked.
+CASE_KINDS = ("lowercase", "uppercase")
+
+
+def program_cased(instructions: Iterable[dict[str, Any]]) -> bool:
+    """Whether the answer's letter case is the program's to apply (the task asks for one case throughout)."""
+    return any(i.get("kind") in CASE_KINDS for i in instructions)
 
 
 FORM_KINDS = ("lowercase", "uppercase", "no_commas", "quoted", "ends_with", "json", "title", "highlights",

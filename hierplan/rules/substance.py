@@ -3,7 +3,8 @@
 The rule, in one sentence: a rewrite replaces the answer kept so far only when it is still the piece, that is at
 least KEEP_SHARE of the kept answer's words (or of the task's own word limit, when that is lower; scaled by the
 share of its list items it keeps, when it holds a list to fewer items) and no more of the task's words than the
-kept answer had (beyond ECHO_MARGIN), whatever instructions it fixes.
+kept answer had (beyond ECHO_MARGIN), and not short of the floor below when the kept answer is not, whatever
+instructions it fixes.
 
 Why: a small model asked to fix "it must end with X" can reply with X alone, and asked for exactly four bullets
 can copy the task's sentences into them; both break fewer checked instructions and leave the user with nothing.
@@ -14,7 +15,9 @@ The floor under any answer, draft or rewrite (``not_the_piece``): an answer is n
 the task's own words (ECHO_LIMIT), or when the task names a piece of writing (an essay, a letter, a post...) or
 asks to expand on something and the answer has fewer than MIN_PIECE_WORDS words where the task's limits allow
 that many, or when the task names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and
-asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items). Such an
+asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or
+when the task names a piece in verse (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no verse in it
+(prose: fewer than MIN_VERSE_LINES short lines). Such an
 answer is a problem to fix like a broken instruction, so the reviser writes the piece anew; for the same reason a
 rewrite that turns a kept answer in sentences into a list the task did not ask for is not kept.
 """
@@ -25,7 +28,7 @@ import re
 from typing import Any, Iterable
 
 from hierplan.rules.instructions import LIST_KINDS, list_lines
-from hierplan.rules.text import words
+from hierplan.rules.text import split_code, words
 
 KEEP_SHARE = 0.6
 """A rewrite keeps at least this share of the kept answer's words (or of the task's word limit, if lower)."""
@@ -38,21 +41,28 @@ MIN_PIECE_WORDS = 40
 """Fewer words than this is not a piece of writing (a title, a required line, a template), unless the task's
 own limits (words, sentences) ask for less."""
 # A piece of writing that is never a line or two; a haiku, a slogan or a title may be.
-# "letter" the piece, not "in capital letters" or "the letter e"
+# "letter" the piece, not "in capital letters", "lower case letters", "all letters in your reply" or "the letter e"
 PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
-                      r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!small )(?<!the )letters?(?!\s+[a-z]\b)|poems?|songs?|lyrics|reviews?|"
+                      r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letters?(?!\s+[a-z]\b)|poems?|songs?|lyrics|reviews?|"
                       r"speech(?:es)?|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
                       r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|expand(?:ing)?\s+on|"
                       r"elaborat(?:e|ing)\s+on)\b", re.I)
 # One piece written in sentences or verse, which a list of points is not (several poems or jokes may be a list).
+# What follows a piece's name when it names the piece itself, not something else ("a speech therapy app", "a
+# song-writing course", "in a rap style"): the phrase ends.
+_PIECE_END = (r"(?=\s*$|\s*[^\w\s-]|\s+(?:about|on|for|to|of|that|which|who|in|with|where|from|by|"
+              r"and|or|as|at|titled|called|named|using|describing|explaining|when|set|written|"
+              r"based|without|like|ending|starting|beginning)\b)")
 RUNNING_PIECE_RE = re.compile(r"\b(?:poem|haiku|limerick|sonnet|song|lyrics|rap|story|"
-                              r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!small )(?<!the )letter(?!\s+[a-z]\b)|"
-                              r"essay|speech|riddle|joke|dialogue)\b(?!s)"
-                              # the piece itself, not a word naming something else ("a speech therapy app", "a
-                              # song-writing course"): what follows it ends the phrase
-                              r"(?=\s*$|\s*[^\w\s-]|\s+(?:about|on|for|to|of|that|which|who|in|with|where|from|by|"
-                              r"and|or|as|at|titled|called|named|using|describing|explaining|when|set|written|"
-                              r"based|without|like|ending|starting|beginning)\b)", re.I)
+                              r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letter(?!\s+[a-z]\b)|"
+                              r"essay|speech|riddle|joke|dialogue)\b(?!s)" + _PIECE_END, re.I)
+# One piece in verse: written in short lines, which one paragraph of prose is not.
+VERSE_PIECE_RE = re.compile(r"\b(?:poem|haiku|limerick|sonnet|song|lyrics|rap|verse)\b(?!s)" + _PIECE_END, re.I)
+VERSE_LINE_WORDS = 16
+"""A line of verse has at most this many words."""
+MIN_VERSE_LINES = 3
+"""Verse has at least this many short lines, and they are at least VERSE_SHARE of its lines."""
+VERSE_SHARE = 1 / 3
 # Words by which a task asks for a list, read or not as an instruction: then a list is what it asks for.
 LIST_WORDS_RE = re.compile(r"\b(?:lists?|listing|bullet(?:s|ed)?|points|numbered|items|steps|outline|ideas|tips|"
                            r"names|options|examples|reasons|ways)\b", re.I)
@@ -64,6 +74,8 @@ _SENTENCE_FLOOR = 3
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
 TOO_SHORT = ("it has only {n} words, which is not the {piece} the task asks for: write the whole {piece}, "
              "meeting the task's instructions")
+PROSE = ("it is written as prose, not the {piece} the task asks for: write the {piece} itself, in verse, in short "
+         "lines, meeting the task's instructions")
 A_LIST = ("it is a list of points, not the {piece} the task asks for: write the {piece} itself, in sentences "
           "or verse, meeting the task's instructions")
 # The instructions whose text the answer is asked to contain: their words are the task's by request.
@@ -112,6 +124,8 @@ def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[di
         return "the rewrite repeats the task's words instead of answering it"
     if is_list(rewrite) and not is_list(kept) and not _asks_list(instructions, task):
         return "the rewrite turned the piece into a list the task did not ask for"
+    if (why := not_the_piece(rewrite, task, instructions)) and not not_the_piece(kept, task, instructions):
+        return f"the rewrite is no longer the piece: {why.split(':')[0]}"
     return None
 
 
@@ -149,4 +163,16 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     running = RUNNING_PIECE_RE.search(task)
     if running and is_list(answer) and not _asks_list(instructions, task):
         return A_LIST.format(piece=running.group(0).lower())
+    verse = VERSE_PIECE_RE.search(task)
+    if verse and not is_verse(answer) and not any(i.get("kind") == "json" for i in instructions):
+        return PROSE.format(piece=verse.group(0).lower())
     return None
+
+
+def is_verse(text: str) -> bool:
+    """Whether ``text`` holds verse: MIN_VERSE_LINES lines of at most VERSE_LINE_WORDS words, VERSE_SHARE of its
+    lines at least (a poem beside its explanation is still verse; one paragraph of prose is not)."""
+    prose, _ = split_code(text)
+    lines = [len(words(line)) for line in prose.splitlines() if words(line)]
+    short = sum(1 for n in lines if n <= VERSE_LINE_WORDS)
+    return short >= MIN_VERSE_LINES and short >= VERSE_SHARE * len(lines)

@@ -9,6 +9,12 @@ import re
 
 MAX_PROSE_LINES = 8
 PYTHON_LABELS = ("", "python", "py", "python3")
+# What after "N words" makes them some of the answer's words, not its length: "10 words in all capital letters",
+# "3 words that start with q".
+SOME_WORDS_AFTER = (r"\s+(?:(?:in|with|using)\s+(?:all\s+)?(?:capital|caps|upper[\s-]?case|lower[\s-]?case|bold|"
+                    r"italics?|quotes|quotation)|that\s+(?:are|is|start|starts|begin|begins|end|ends|contain|have|"
+                    r"rhyme)|which\s+are|starting\s+with|beginning\s+with|ending\s+(?:with|in)|written\s+in\s+"
+                    r"(?:all\s+)?(?:capital|caps|upper|lower))\b")
 
 _FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
 _WORD_RE = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
