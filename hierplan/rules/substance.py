@@ -47,12 +47,12 @@ PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
                       r"speech(?:es)?|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
                       r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|expand(?:ing)?\s+on|"
                       r"elaborat(?:e|ing)\s+on)\b", re.I)
-# One piece written in sentences or verse, which a list of points is not (several poems or jokes may be a list).
 # What follows a piece's name when it names the piece itself, not something else ("a speech therapy app", "a
 # song-writing course", "in a rap style"): the phrase ends.
 _PIECE_END = (r"(?=\s*$|\s*[^\w\s-]|\s+(?:about|on|for|to|of|that|which|who|in|with|where|from|by|"
               r"and|or|as|at|titled|called|named|using|describing|explaining|when|set|written|"
               r"based|without|like|ending|starting|beginning)\b)")
+# One piece written in sentences or verse, which a list of points is not (several poems or jokes may be a list).
 RUNNING_PIECE_RE = re.compile(r"\b(?:poem|haiku|limerick|sonnet|song|lyrics|rap|story|"
                               r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letter(?!\s+[a-z]\b)|"
                               r"essay|speech|riddle|joke|dialogue)\b(?!s)" + _PIECE_END, re.I)
