@@ -49,8 +49,9 @@ def test_an_item_the_task_does_not_bear_out_is_dropped(read):
     assert grounded(read, TASK) is None
 
 
-SOME_WORDS_TASK = ("Write a song about my noisy flat with at least 12 words in all capital letters, and let the letter "
-                   "z show up at least 5 times.")
+SOME_WORDS_TASK = ("Write a song about my noisy flat that has at least 12 words in all capital letters, and let the "
+                   "letter z show up at least 5 times. Fewer than 4 words may be in lowercase. Don't say \"I\" more "
+                   "than twice in the letter to my landlord.")
 
 
 @pytest.mark.parametrize("read", [
@@ -58,11 +59,18 @@ SOME_WORDS_TASK = ("Write a song about my noisy flat with at least 12 words in a
     item("word_count", "at least 12 words in all capital letters", 12, "at least"),
     # a letter to count, not a word
     item("word_frequency", "let the letter z show up at least 5 times", 5, "at least", "z"),
+    # a case for some words, not for the whole answer
+    item("uppercase", "has at least 12 words in all capital letters"),
+    item("lowercase", "Fewer than 4 words may be in lowercase"),
 ])
 def test_a_count_of_some_words_or_of_a_letter_is_no_length_or_word_count(read):
     assert grounded(read, SOME_WORDS_TASK) is None
     assert grounded(item("letter_frequency", "let the letter z show up at least 5 times", 5, "at least", "z"),
                     SOME_WORDS_TASK)["kind"] == "letter_times"
+    # a one-letter word in a quote that says "letter" elsewhere is still a word
+    said = grounded(item("word_frequency", 'Don\'t say "I" more than twice in the letter', 2, "at most", "I"),
+                    SOME_WORDS_TASK)
+    assert said is not None and said["kind"] == "word_times" and said["max"] == 2
 
 
 def test_a_quote_with_curly_quotes_or_other_spacing_is_still_the_tasks_words():

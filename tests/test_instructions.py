@@ -136,14 +136,19 @@ def test_the_noun_that_introduces_a_list_of_words_is_not_a_word_to_use():
     # "the word" before a word it makes no compound with introduces that word
     assert terms("A card for my cat, and please include the word whiskers.") == ["whiskers"]
     assert terms("Keep to the word limit, and include the word limit.") == ["word limit"]
+    assert terms("Please include the word Ubuntu and the word harambee.") == ["Ubuntu", "harambee"]
 
 
 def test_a_count_of_some_words_is_not_the_answers_length():
     words = lambda task: [i for i in read_instructions(task) if i["kind"] == "words"]  # noqa: E731
-    assert words("A song about my flat, with at least 12 words in all capital letters.") == []
+    assert words("A song about my flat that has at least 12 words in all capital letters.") == []
     assert words("Use at most 3 words that start with z.") == []
     assert words("A song about my flat in 80 to 120 words, with a title.") == [{"kind": "words", "min": 80, "max": 120}]
     assert words("At least 300 words in English, please.") == [{"kind": "words", "min": 300, "max": None}]
+    # a length with the case or the form of the whole answer after it is still its length
+    assert words("A story of at most 200 words in all caps.") == [{"kind": "words", "min": None, "max": 200}]
+    assert words("My weekend in under 50 words in all lowercase letters.") == [{"kind": "words", "min": None, "max": 49}]
+    assert words("At least 300 words that are easy for a child to read.") == [{"kind": "words", "min": 300, "max": None}]
 
 
 TASK = "Write exactly 3 bullet points about tea. Do not use the word 'very'."

@@ -90,3 +90,12 @@ def test_a_task_without_a_case_is_told_nothing_of_case():
     model, out = run(task, {"aggregator": ["Whiskers and paws, " + POST]})
     aggregator = next(c for c in model.calls if c["node"] == "aggregator")["messages"][1].content
     assert "letter case" not in aggregator and "- mentions whiskers" in aggregator
+
+
+def test_a_case_the_program_applies_is_kept_even_where_it_breaks_a_marker_as_the_draft_did():
+    from hierplan.nodes.revise import first_check
+    task = ("Write a short guide to composting in 2 sections. Mark the beginning of each section with Section X. "
+            "Your entire response should be in lowercase letters.")
+    draft = "Section 1\nCollect greens and browns in a bin.\n\nSection 2\nTurn the heap every week and keep it damp."
+    check, kept = first_check(task, draft)
+    assert kept == kept.lower()  # the case asked for the whole answer, though the markers now read "section 1"

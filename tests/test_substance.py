@@ -149,6 +149,18 @@ def test_prose_where_the_task_names_a_song_or_poem_is_not_the_piece():
     assert not_the_piece(SONG_AS_PROSE, "Tell my niece a silly story about her hamster Biscuit escaping.", []) is None
     assert not_the_piece(SONG_AS_PROSE, "Tell the tale of Biscuit's escape in a rap style.", []) is None
     assert not_the_piece('{"song": "' + SONG_AS_PROSE + '"}', SONG_TASK, [{"kind": "json"}]) is None
+    # a poem or song the task asks about, or only names, is no verse to write
+    for task in ("Summarize the poem my niece wrote about Biscuit, in a few sentences.", "What is a limerick?",
+                 "Is a limerick harder to write than a sonnet?", "Recommend a song for my niece's party and say why.",
+                 "Write a blog post about the history of rap in the 1990s."):
+        assert not_the_piece(SONG_AS_PROSE, task, []) is None, task
+    # verse in a form the task allows: JSON it names (read or not), a program, a list it asks for
+    assert not_the_piece('{"lines": "Biscuit left his cage\\nat midnight"}', "Write a haiku about Biscuit as JSON.",
+                         []) is None
+    program = "```python\nimport random\nprint(random.choice(LINES))\n```"
+    assert not_the_piece(program, "Write a Python program that makes a random haiku for me.", []) is None
+    tips = "\n".join(f"{n}. " + SONG_AS_PROSE[:120] for n in range(1, 4))
+    assert not_the_piece(tips, "Give me three tips to write a song that kids remember.", []) is None
 
 
 def test_a_rewrite_that_turns_the_song_into_prose_is_not_kept_over_the_song():

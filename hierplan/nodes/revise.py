@@ -88,7 +88,9 @@ def first_check(task: str, draft: str, requirements: list[dict] | None = None) -
     if repaired != draft:
         repaired_problems = answer_problems(instructions, repaired, task)
         rounds.append({"attempt": 0, "kind": "by_program", "problems": repaired_problems})
-        if closer(instructions, (repaired, repaired_problems), (kept, kept_problems)):
+        # the case asked for the whole answer is the program's alone (no writer is asked for it): a tie keeps it
+        cased_tie = program_cased(instructions) and len(repaired_problems) <= len(kept_problems)
+        if cased_tie or closer(instructions, (repaired, repaired_problems), (kept, kept_problems)):
             kept, kept_problems = repaired, repaired_problems
     check: InstructionCheckDict = {
         "kind": "instructions", "instructions": instructions, "draft": draft, "draft_problems": draft_problems,
@@ -144,7 +146,7 @@ def after_instruction_check(state: AgentState) -> Literal["reviser", "__end__"]:
 def revise_messages(task: str, found: list[str], instructions: list[dict] = ()) -> list:
     """The rewrite's prompt: the task and what the kept answer broke; a letter case asked for the whole answer is
     the program's to apply (rules.instructions.CASE_KINDS)."""
-    case = prompts.CASE_BY_PROGRAM if program_cased(instructions) else ""
+    case = "\n" + prompts.CASE_BY_PROGRAM if program_cased(instructions) else ""
     return [SystemMessage(prompts.REVISE_SYSTEM),
             HumanMessage(prompts.REVISE_USER.format(task=task, problems="\n".join(f"- {p}" for p in found),
                                                     case=case))]

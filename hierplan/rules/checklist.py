@@ -17,7 +17,7 @@ import re
 from typing import Any, Iterable
 
 from hierplan.rules.numbers import NUMBER_WORDS_RE, word_number
-from hierplan.rules.text import SOME_WORDS_AFTER
+from hierplan.rules.text import some_words
 
 # How much of a quote's words must be the task's for a paraphrased quote to count as the task's words.
 QUOTE_WORDS_IN_TASK = 0.8
@@ -57,7 +57,9 @@ NOT_NEGATED = frozenset({"uppercase", "required_word", "json", "quoted", "title"
                          "placeholder_count", "postscript"})
 NEGATION_REACH = 3
 """How many words a negation may stand before what it negates ("do not use any capital letters")."""
-_SOME_WORDS_RE = re.compile(r"\bwords\b" + SOME_WORDS_AFTER, re.I)
+_WORDS_RE = re.compile(r"\bwords\b", re.I)
+# "fewer than 4 words in capitals": a case for some words, not for the whole answer
+_COUNTED_WORDS_RE = re.compile(r"(?:\d+|" + NUMBER_WORDS_RE.pattern + r")\s+(?:[\w'-]+\s+)?words?\b", re.I)
 _POSTSCRIPT_MARKER_RE = re.compile(r"(?:p\.?\s*)+s\b\.?", re.I)
 # "less than 5" is at most 4; "more than 5" at least 6.
 _STRICT_BELOW_RE = re.compile(r"\b(?:less|fewer)\s+than\b|\bunder\b|\bbelow\b", re.I)
@@ -132,6 +134,14 @@ def _speaks_of(kind: str, quote: str, text: str = "") -> bool:
     return True
 
 
+def _counts_some_words(quote: str, task: str) -> bool:
+    """The quote's word count is of some words ("has at least 10 words in capitals"), read where the quote stands in
+    the task, so that the words before it count."""
+    at = task.lower().find(quote.lower())
+    text, offset = (task, at) if at >= 0 else (quote, 0)
+    return any(some_words(text, offset + m.start(), offset + m.end()) for m in _WORDS_RE.finditer(quote))
+
+
 def grounded(item: dict[str, Any], task: str) -> dict[str, Any] | None:
     """The checker's instruction for one model-read item (schema.Requirement as a dict), or None when the task
     does not bear it out."""
@@ -147,6 +157,8 @@ def grounded(item: dict[str, Any], task: str) -> dict[str, Any] | None:
 
 def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: str,
                  task: str) -> dict[str, Any] | None:
+    if kind in ("lowercase", "uppercase") and _COUNTED_WORDS_RE.search(quote):
+        return None  # "at least 10 words in all capital letters" is no case for the whole answer
     simple = {"lowercase": "lowercase", "uppercase": "uppercase", "no_commas": "no_commas", "json": "json",
               "quoted": "quoted", "title": "title"}
     if kind in simple:
@@ -155,7 +167,7 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
               "bullet_count": ("bullets", "exactly"), "numbered_count": ("numbered", "exactly"),
               "heading_count": ("headings", "exactly")}
     if kind in counts:
-        if kind == "word_count" and _SOME_WORDS_RE.search(quote):
+        if kind == "word_count" and _counts_some_words(quote, task):
             return None  # "10 words in all capital letters" counts some words, not the answer's length
         name, default = counts[kind]
         spec = None if n is None else _bounds(bound, n, quote, default)
@@ -183,7 +195,7 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
     word = text.strip("'\"\u201c\u201d")
     if not word or len(word.split()) > MAX_WORD_ITEM_WORDS:
         return None
-    if len(word) == 1 and re.search(r"\bletter\b", quote, re.I):
+    if len(word) == 1 and re.search(r"\bletter\s+['\"\u201c\u2018]?" + re.escape(word) + r"\b", quote, re.I):
         return None  # "the letter g at least 8 times" is a letter to count, not a word
     if kind == "forbidden_word":
         return {"kind": "avoid_word", "word": word}

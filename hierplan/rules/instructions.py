@@ -20,7 +20,7 @@ from hierplan.config import MIN_LIST_ITEMS, REPEAT_LOOP_LINES, REPEAT_MIN_WORDS,
 from hierplan.rules.form import QUOTED, read_form
 from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
-from hierplan.rules.text import PYTHON_LABELS, SOME_WORDS_AFTER, split_code
+from hierplan.rules.text import PYTHON_LABELS, some_words, split_code
 from hierplan.rules.text import words as prose_words
 
 _N = r"(\d{1,4}|" + NUMBER_WORDS_PATTERN + r")"
@@ -43,12 +43,11 @@ _COUNT_RE = re.compile(_BOUND + r"\s*\b" + _N + r"(?:(?:" + _TO + r"|\s*(?:and|o
 # "numbered steps (at least 4, at most 7)"
 _PAREN_COUNT_RE = re.compile(_LIST_NOUNS + r"\s*\(\s*(?:at\s+least\s+" + _N + r")?\s*,?\s*(?:at\s+most\s+" + _N
                              + r")?\s*\)", re.I)
-_SOME_WORDS = rf"(?!{SOME_WORDS_AFTER})"
 _WORDS_MAX_RE = re.compile(r"\b(?<!no )(under|fewer\s+than|less\s+than|at\s+most|no\s+more\s+than|up\s+to|within|"
-                           r"a\s+maximum\s+of|maximum|max\.?)\s+" + _N + r"\s+words\b" + _SOME_WORDS, re.I)
+                           r"a\s+maximum\s+of|maximum|max\.?)\s+" + _N + r"\s+words\b", re.I)
 _WORDS_MIN_RE = re.compile(r"\b(?<!no )(at\s+least|more\s+than|over|no\s+fewer\s+than|no\s+less\s+than|a\s+minimum\s+of|"
-                           r"minimum)\s+" + _N + r"\s+words\b" + _SOME_WORDS, re.I)
-_WORDS_RANGE_RE = re.compile(r"\b" + _N + r"(?:" + _TO + r"|\s*and\s*)" + _N + r"\s+words\b" + _SOME_WORDS, re.I)
+                           r"minimum)\s+" + _N + r"\s+words\b", re.I)
+_WORDS_RANGE_RE = re.compile(r"\b" + _N + r"(?:" + _TO + r"|\s*and\s*)" + _N + r"\s+words\b", re.I)
 _BEGIN_RE = re.compile(r"\b(?:begin|start|open)s?\s+(?:it\s+|(?:the|your)\s+\w+\s+)?with\s+(?:a\s+line\s+|the\s+"
                        r"line\s+|the\s+words?\s+|a\s+)?" + QUOTED, re.I)
 _END_QUESTION_RE = re.compile(r"\bend(?:s|ing)?\s+(?:it\s+|(?:the|your)\s+\w+\s+)?(?:by\s+asking|with\s+a\s+"
@@ -143,12 +142,18 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
     if not any(f["kind"] in LIST_KINDS for f in found) and _LIST_RE.search(task):
         found.append({"kind": "items", "min": MIN_LIST_ITEMS, "max": None})
     for m in _WORDS_RANGE_RE.finditer(task):
+        if some_words(task, m.start(), m.end()):
+            continue
         found.append({"kind": "words", "min": _number(m.group(1)), "max": _number(m.group(2))})
     for m in _WORDS_MAX_RE.finditer(task):
+        if some_words(task, m.start(), m.end()):
+            continue
         n = _number(m.group(2))
         strict = m.group(1).lower().split()[0] in ("under", "fewer", "less")
         found.append({"kind": "words", "min": None, "max": n - 1 if strict else n})
     for m in _WORDS_MIN_RE.finditer(task):
+        if some_words(task, m.start(), m.end()):
+            continue
         n = _number(m.group(2))
         found.append({"kind": "words", "min": n + 1 if m.group(1).lower() in ("more than", "over") else n,
                       "max": None})
@@ -180,10 +185,9 @@ def _unique(instructions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _terms(clause: str) -> list[str]:
     """'the planner, both executors (routing, inventory) and the memory store' -> its noun phrases; the noun that
     introduces a list ("the keywords 'x', 'y'") is not one of them."""
-    clause = _LIST_NOUN_RE.sub("", clause, count=1)
     parts = re.split(r",|\(|\)|\band\b|\bas\s+well\s+as\b|\bplus\b", clause)
     terms = []
-    for part in parts:
+    for part in (_LIST_NOUN_RE.sub("", p, count=1) for p in parts):
         words = [w for w in prose_words(part) if w.lower() not in _STOPWORDS and len(w) > 2]
         if words and len(words) <= 4 and not _NOT_A_TERM_RE.search(part.strip()):
             terms.append(" ".join(words))

@@ -16,8 +16,9 @@ the task's own words (ECHO_LIMIT), or when the task names a piece of writing (an
 asks to expand on something and the answer has fewer than MIN_PIECE_WORDS words where the task's limits allow
 that many, or when the task names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and
 asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or
-when the task names a piece in verse (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no verse in it
-(prose: fewer than MIN_VERSE_LINES short lines). Such an
+when the task asks for a piece in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no
+verse in it (prose: fewer than MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its lines), unless JSON, a
+program or a list is what the task allows. Such an
 answer is a problem to fix like a broken instruction, so the reviser writes the piece anew; for the same reason a
 rewrite that turns a kept answer in sentences into a list the task did not ask for is not kept.
 """
@@ -56,8 +57,16 @@ _PIECE_END = (r"(?=\s*$|\s*[^\w\s-]|\s+(?:about|on|for|to|of|that|which|who|in|w
 RUNNING_PIECE_RE = re.compile(r"\b(?:poem|haiku|limerick|sonnet|song|lyrics|rap|story|"
                               r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letter(?!\s+[a-z]\b)|"
                               r"essay|speech|riddle|joke|dialogue)\b(?!s)" + _PIECE_END, re.I)
-# One piece in verse: written in short lines, which one paragraph of prose is not.
-VERSE_PIECE_RE = re.compile(r"\b(?:poem|haiku|limerick|sonnet|song|lyrics|rap|verse)\b(?!s)" + _PIECE_END, re.I)
+# One piece in verse asked to be written ("write me a funny poem", "compose the lyrics", "summarize it into a poem",
+# "in the form of a poem"), which one paragraph of prose is not; not a poem asked about ("summarize the poem", "what
+# is a haiku?") nor one a text only names ("a blog post about the history of rap").
+VERSE_PIECE_RE = re.compile(
+    r"\b(?:write|compose|pen|craft|draft|create|make|generate|produce|give\s+me|come\s+up\s+with|into|wants?|"
+    r"needs?|(?:would|'d)\s+like|"
+    r"in\s+the\s+form\s+of|as)\s+(?:me\s+|us\s+)?(?:a|an|the|one|some|my|our|your)?\s*"
+    # up to four words that describe it ("a funny 30-line"), none that starts another phrase ("than a sonnet")
+    r"(?:(?!(?:than|about|of|for|on|to|that|which|with|from|by|and|or|in|at)\b)[\w'-]+\s+){0,4}?"
+    r"(?P<piece>poem|haiku|limerick|sonnet|song|lyrics|rap|verse)\b(?!s)" + _PIECE_END, re.I)
 VERSE_LINE_WORDS = 16
 """A line of verse has at most this many words."""
 MIN_VERSE_LINES = 3
@@ -164,9 +173,16 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     if running and is_list(answer) and not _asks_list(instructions, task):
         return A_LIST.format(piece=running.group(0).lower())
     verse = VERSE_PIECE_RE.search(task)
-    if verse and not is_verse(answer) and not any(i.get("kind") == "json" for i in instructions):
-        return PROSE.format(piece=verse.group(0).lower())
+    if verse and not is_verse(answer) and not _other_form(answer, task, instructions):
+        return PROSE.format(piece=verse.group("piece").lower())
     return None
+
+
+def _other_form(answer: str, task: str, instructions: list[dict[str, Any]]) -> bool:
+    """The verse may stand in another form the task allows: JSON, a program, a list the task asks for."""
+    if re.search(r"\bjson\b", task, re.I) or any(i.get("kind") == "json" for i in instructions):
+        return True
+    return bool(split_code(answer)[1]) or _asks_list(instructions, task)
 
 
 def is_verse(text: str) -> bool:

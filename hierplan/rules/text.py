@@ -9,12 +9,24 @@ import re
 
 MAX_PROSE_LINES = 8
 PYTHON_LABELS = ("", "python", "py", "python3")
-# What after "N words" makes them some of the answer's words, not its length: "10 words in all capital letters",
-# "3 words that start with q".
-SOME_WORDS_AFTER = (r"\s+(?:(?:in|with|using)\s+(?:all\s+)?(?:capital|caps|upper[\s-]?case|lower[\s-]?case|bold|"
-                    r"italics?|quotes|quotation)|that\s+(?:are|is|start|starts|begin|begins|end|ends|contain|have|"
-                    r"rhyme)|which\s+are|starting\s+with|beginning\s+with|ending\s+(?:with|in)|written\s+in\s+"
-                    r"(?:all\s+)?(?:capital|caps|upper|lower))\b")
+# "3 words that start with q", "at least 10 words in all capital letters" after use / include / contain / have: a
+# count of some of the answer's words, not its length ("a story of at most 200 words in all caps" is its length).
+_SOME_WORDS_AFTER_RE = re.compile(r"\s+(?:that\s+(?:start|starts|begin|begins|end|ends|rhyme)|starting\s+with|"
+                                  r"beginning\s+with|ending\s+(?:with|in))\b", re.I)
+_CAPS_AFTER_RE = re.compile(r"\s+(?:(?:written\s+)?in\s+)?(?:all\s+)?(?:capital\s+letters|capitals|caps|"
+                            r"upper[\s-]?case)\b", re.I)
+_HAVE_BEFORE_RE = re.compile(r"\b(?:use|uses|using|include|includes|including|contain|contains|containing|have|has|"
+                             r"having)\b[^.!?\n]*$", re.I)
+
+
+def some_words(text: str, start: int, end: int) -> bool:
+    """Whether the word count at ``text[start:end]`` ("at least 10 words") counts some of the answer's words (those
+    that start with q, those in capitals) rather than the answer's length."""
+    after = text[end:]
+    if _SOME_WORDS_AFTER_RE.match(after):
+        return True
+    return bool(_CAPS_AFTER_RE.match(after) and _HAVE_BEFORE_RE.search(text[max(0, start - 60):start]))
+
 
 _FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
 _WORD_RE = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
