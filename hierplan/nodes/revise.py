@@ -26,7 +26,7 @@ exactly, and a grammar holds a count exactly.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Literal
+from typing import Iterable, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -143,7 +143,7 @@ def after_instruction_check(state: AgentState) -> Literal["reviser", "__end__"]:
     return "reviser" if check["to_fix"] and rewrites(check) < MAX_REVISIONS else END
 
 
-def revise_messages(task: str, found: list[str], instructions: list[dict] = ()) -> list:
+def revise_messages(task: str, found: list[str], instructions: Iterable[dict] = ()) -> list:
     """The rewrite's prompt: the task and what the kept answer broke; a letter case asked for the whole answer is
     the program's to apply (rules.instructions.CASE_KINDS)."""
     case = "\n" + prompts.CASE_BY_PROGRAM if program_cased(instructions) else ""

@@ -110,6 +110,12 @@ def _count_spec(bound: str | None, low: int, high: int | None) -> tuple[int | No
     return low, low  # "exactly 5" and a plain "5 bullet points" alike
 
 
+def _lengths(pattern: re.Pattern, task: str) -> Iterable[re.Match]:
+    """The word counts ``pattern`` finds in ``task`` that are the answer's length, not a count of some of its words
+    ("10 words in all capital letters": rules.text.some_words)."""
+    return (m for m in pattern.finditer(task) if not some_words(task, m.start(), m.end()))
+
+
 def read_instructions(task: str) -> list[dict[str, Any]]:
     """The checkable instructions in ``task`` as JSON-safe dicts ({"kind", ...}), in a fixed order (ALWAYS is
     not among them: revise adds it)."""
@@ -141,19 +147,13 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
                   for s in per_section if s["kind"] != "headings"]
     if not any(f["kind"] in LIST_KINDS for f in found) and _LIST_RE.search(task):
         found.append({"kind": "items", "min": MIN_LIST_ITEMS, "max": None})
-    for m in _WORDS_RANGE_RE.finditer(task):
-        if some_words(task, m.start(), m.end()):
-            continue
+    for m in _lengths(_WORDS_RANGE_RE, task):
         found.append({"kind": "words", "min": _number(m.group(1)), "max": _number(m.group(2))})
-    for m in _WORDS_MAX_RE.finditer(task):
-        if some_words(task, m.start(), m.end()):
-            continue
+    for m in _lengths(_WORDS_MAX_RE, task):
         n = _number(m.group(2))
         strict = m.group(1).lower().split()[0] in ("under", "fewer", "less")
         found.append({"kind": "words", "min": None, "max": n - 1 if strict else n})
-    for m in _WORDS_MIN_RE.finditer(task):
-        if some_words(task, m.start(), m.end()):
-            continue
+    for m in _lengths(_WORDS_MIN_RE, task):
         n = _number(m.group(2))
         found.append({"kind": "words", "min": n + 1 if m.group(1).lower() in ("more than", "over") else n,
                       "max": None})

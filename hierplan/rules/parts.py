@@ -21,9 +21,10 @@ BODY_KINDS = LIST_KINDS
 """Parts that reshape the answer's body (a list): at most one is written in a round. Paragraphs and sections are
 regrouped by program, keeping every word (rules.form_check.regroup); the model, asked for them, summarised."""
 ADDED_KINDS = ("title", "postscript")
-# A postscript's own marker, as the model may write it ("P.S.", "PS:", "P.P.S"): the marker asked is put instead.
-_POSTSCRIPT_MARK_RE = re.compile(r"^\s*p\.?\s?(?:p\.?\s?)?s\b\.?\s*[:\-\u2013]?\s*", re.I)
 """Parts added to the answer: a title above, a postscript below."""
+# A postscript's own marker as the model may write it (dotted or not, once or doubled, a colon after): the marker
+# asked is put instead.
+_POSTSCRIPT_MARK_RE = re.compile(r"^\s*p\.?\s?(?:p\.?\s?)?s\b\.?\s*[:\-\u2013]?\s*", re.I)
 
 
 def parts_to_write(instructions: list[dict[str, Any]], text: str, most: int) -> list[dict[str, Any]]:
