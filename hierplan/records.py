@@ -172,12 +172,12 @@ class AnswerCheckDict(TypedDict):
 
 class InstructionRoundDict(TypedDict):
     """One round of the instruction check: fixed by program (attempt 0: repeated lines, case, commas, quotes, the
-    ending, JSON) or written anew by the reviser (attempt 1, 2, ...; kind "parts": only some parts, under the
-    grammar)."""
+    ending, JSON) or written anew (attempt 1, 2, ...): by the reviser (kind "parts": only some parts, under the
+    grammar), or the task answered plainly (kind "plain", the plain_answer node)."""
 
     attempt: int
     problems: list[str]
-    kind: NotRequired[Literal["by_program", "parts"]]
+    kind: NotRequired[Literal["by_program", "parts", "plain"]]
     rejected: NotRequired[str]
     """Why this rewrite was not kept although it may break fewer instructions (rules.substance)."""
 

@@ -25,7 +25,7 @@ DEFAULT = "default"
 NODES = {
     PLANNER: ("read_requirements", "planner", "replanner"),
     EXECUTOR: ("python_step", "llm_step", "tool_step", "checker"),
-    AGGREGATOR: ("aggregator", "reviser", "structured_answer"),
+    AGGREGATOR: ("aggregator", "reviser", "plain_answer", "structured_answer"),
 }
 """Each role's nodes (the graph's node names)."""
 

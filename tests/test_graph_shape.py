@@ -27,7 +27,8 @@ def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
     graph = drawn()
     assert set(graph.nodes) == {"__start__", "memory", "classify", "read_requirements", "planner", "whole_task_plan", "tool_choice", "approval", "scheduler",
                                 "python_step", "llm_step", "tool_step", "approve_tool", "replanner", "checker", "vote",
-                                "stated_answer", "aggregator", "answer_check", "check_instructions", "reviser", "__end__"}
+                                "stated_answer", "aggregator", "answer_check", "check_instructions", "reviser", "plain_answer",
+                                "__end__"}
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
     # The user's memories are kept and recalled first (and a thread's earlier turns noted); the kind is decided
     # next; a writing task's requirements are read next; a task one step does is planned
@@ -51,8 +52,9 @@ def test_every_node_that_calls_a_model_or_changes_the_answer_is_drawn():
     # writing one revised in a loop.
     assert {("aggregator", "answer_check", True), ("aggregator", "check_instructions", True),
             ("answer_check", "__end__", True), ("answer_check", "check_instructions", True),
-            ("check_instructions", "reviser", True),
-            ("reviser", "check_instructions", False), ("check_instructions", "__end__", True)} <= edges
+            ("check_instructions", "reviser", True), ("check_instructions", "plain_answer", True),
+            ("reviser", "check_instructions", False), ("plain_answer", "check_instructions", False),
+            ("check_instructions", "__end__", True)} <= edges
 
 
 STRUCTURED_SNAPSHOT = Path(__file__).parent / "snapshots" / "graph_structured.mmd"
@@ -69,7 +71,8 @@ def test_a_graph_with_a_response_format_draws_structured_answer_after_the_settle
     edges = {(e.source, e.target, e.conditional) for e in graph.edges}
     # where the answer ended the run, it goes on to be written as the schema; only that node ends it now
     assert {("answer_check", "structured_answer", True), ("check_instructions", "structured_answer", True),
-            ("check_instructions", "reviser", True), ("structured_answer", "__end__", False)} <= edges
+            ("check_instructions", "reviser", True), ("check_instructions", "plain_answer", True),
+            ("structured_answer", "__end__", False)} <= edges
     assert {s for s, t, _ in edges if t == "__end__"} == {"approval", "structured_answer"}  # a rejected plan
 
 

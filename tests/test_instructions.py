@@ -432,3 +432,57 @@ def test_a_list_is_put_only_where_one_list_stands_outside_code():
     ruled = "- one\n- two\n\n* * *\n\nThe rest of the story."
     assert put_list(ruled, ["uno"], "bullets") == "- uno\n\n* * *\n\nThe rest of the story."
     assert problems([{"kind": "bullets", "min": 2, "max": 2}], ruled) == []  # a rule line is no bullet
+
+
+SONG_TASK = "Could you write a song for my grandmother Rosa's birthday? No commas anywhere, please."
+THIN = "Sure I can help with that!"
+ROSA = ("Rosa wakes before the sun\nShe bakes the bread for everyone\nHer garden sings in red and gold\n"
+        "Her stories never do grow old\n\nHappy birthday Rosa dear\nWe sing it loud so all can hear\n"
+        "Ninety candles burning bright\nYou fill our kitchen full of light")
+
+
+def revise_or_plain(model, task, draft):
+    """The check_instructions loop with both of its writers, as the graph wires it."""
+    from hierplan.nodes.revise import make_plain_answer
+
+    graph = StateGraph(AgentState)
+    graph.add_node("check_instructions", check_instructions)
+    graph.add_node("reviser", make_reviser(model, SamplingConfig(seed=1)))
+    graph.add_node("plain_answer", make_plain_answer(model, SamplingConfig(seed=1)))
+    graph.add_edge(START, "check_instructions")
+    graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", "plain_answer", END])
+    graph.add_edge("reviser", "check_instructions")
+    graph.add_edge("plain_answer", "check_instructions")
+    out = graph.compile().invoke({"task": task, "kind": "writing", "final": draft})
+    return out["final"], out["instruction_check"]
+
+
+def test_when_a_rewrite_is_still_no_piece_the_task_is_answered_plainly_and_the_piece_kept():
+    with_commas = ROSA.replace("Rosa dear", "Rosa, dear")
+    model = ScriptedChatModel(script={"reviser": [THIN], "plain_answer": [with_commas]})
+    final, check = revise_or_plain(model, SONG_TASK, THIN)
+    assert [c["node"] for c in model.calls] == ["reviser", "plain_answer"]
+    # the task alone: none of the checks' findings, nothing listed
+    plain = model.calls[-1]["messages"]
+    assert plain[-1].content == SONG_TASK and "wrong" not in plain[0].content
+    # the song, with its commas taken out by program
+    assert final == ROSA and check["ok"] and check["revisions"][-1]["kind"] == "plain"
+    assert "the last time from the task alone" in describe(check)
+
+
+def test_the_plain_answer_is_kept_for_being_the_piece_even_where_it_breaks_more():
+    task = "Could you write a song for my grandmother Rosa's birthday? Keep it under 30 words, and end it with 'Cheers!'"
+    # the song breaks the length and the ending; the thin reply broke only the piece (and the ending)
+    model = ScriptedChatModel(script={"reviser": ["Happy birthday! Cheers!"], "plain_answer": [ROSA]})
+    final, check = revise_or_plain(model, task, "Happy birthday! Cheers!")
+    assert final.startswith("Rosa wakes") and check["revisions"][-1]["kind"] == "plain"
+
+
+def test_no_plain_answer_where_the_rewrite_gave_the_piece_or_where_it_is_no_piece_either():
+    model = ScriptedChatModel(script={"reviser": [ROSA.replace("dear", "dear,")] + [ROSA]})
+    final, check = revise_or_plain(model, SONG_TASK, THIN)
+    assert model.count("plain_answer") == 0 and final == ROSA
+    # answered plainly once at most, and never kept where it is no piece either
+    model = ScriptedChatModel(script={"reviser": [THIN] * MAX_REVISIONS, "plain_answer": ["Sure, I can!"] * 2})
+    final, check = revise_or_plain(model, SONG_TASK, THIN)
+    assert model.count("plain_answer") == 1 and len(check["revisions"]) == MAX_REVISIONS and final == THIN

@@ -28,7 +28,7 @@ REVISION = json.dumps({"steps": [
 # "planner_retry").
 CALLS = {"planner": {"planner", "planner_retry", "replanner"},
          "executor": {"python_step", "llm_step", "tool_step", "python_check"},
-         "aggregator": {"aggregator", "reviser"}}
+         "aggregator": {"aggregator", "reviser", "plain_answer"}}
 
 
 def nodes(model: ScriptedChatModel) -> list[str]:
@@ -98,7 +98,8 @@ def test_the_roles_name_every_model_calling_node_of_the_graph_once():
     role_nodes = list(chain(*NODES.values()))
     assert len(role_nodes) == len(set(role_nodes)) and set(role_nodes) <= graph_nodes
     assert set(role_nodes) == {"read_requirements", "planner", "replanner", "python_step", "llm_step", "tool_step", "checker",
-                               "aggregator", "reviser", "structured_answer"}
+                               "aggregator", "reviser", "plain_answer",
+                                "structured_answer"}
 
 
 def test_each_distinct_model_loads_once_with_the_runs_other_model_options():

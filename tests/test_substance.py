@@ -56,7 +56,7 @@ def test_a_request_to_repeat_the_task_does_not_make_the_repeat_an_echo():
 def test_a_title_or_a_required_line_is_not_the_essay_the_task_names():
     task = "I need an essay on why cities should plant more trees. Put a title like <<Green streets>> on top."
     why = not_the_piece("<<Why Cities Need Trees>>", task, [{"kind": "title"}])
-    assert why is not None and "essay" in why and "4 words" in why
+    assert why is not None and "essay" in why and "0 words besides its title" in why
     assert not_the_piece(POST, task, [{"kind": "title"}]) is None
 
 
@@ -170,3 +170,39 @@ def test_a_rewrite_that_turns_the_song_into_prose_is_not_kept_over_the_song():
     check, kept = with_revision(check, kept, "<<Biscuit>>\n" + SONG_AS_PROSE, SONG_TASK + " Put a title in << >> on it.")
     assert kept == SONG and check["revisions"][-1]["rejected"].startswith("the rewrite is no longer the piece: "
                                                                           "it is written as prose")
+
+
+def test_a_reply_that_is_only_the_parts_asked_beside_the_answer_is_no_answer():
+    task = "Which bus gets me from the station to the museum? Put a note at the very end starting with P.S."
+    only = "P.S. Remember to check the timetable before you go, since buses change in winter."
+    why = not_the_piece(only, task, [{"kind": "postscript", "marker": "P.S."}])
+    assert why is not None and why.startswith("it is only a postscript (P.S.)")
+    answered = "Take bus 12 from stop C outside the station; it stops at the museum's door.\n\n" + only
+    assert not_the_piece(answered, task, [{"kind": "postscript", "marker": "P.S."}]) is None
+    # the same P.S. where the task asks for none is the answer's own words
+    assert not_the_piece(only, "Which bus gets me from the station to the museum?", []) is None
+    # the request said back as asked, and nothing more
+    ask = "Say my question back first, word for word: which bus goes to the museum? Then answer it."
+    repeated = [{"kind": "repeat_request", "text": "which bus goes to the museum?"}]
+    assert not_the_piece("which bus goes to the museum?\nBus 12.", ask, repeated).startswith("it is only the words")
+    assert not_the_piece("which bus goes to the museum?\nBus 12 goes there from stop C, every ten minutes.", ask,
+                         repeated) is None
+
+
+def test_the_parts_asked_beside_the_piece_do_not_count_toward_its_length():
+    task = "Write an ad for my bike repair shop, Spoke & Chain. Add a P.S. at the end."
+    tagline = "Spoke & Chain: we fix your bike fast, and we fix it right."
+    why = not_the_piece(tagline + "\n\nP.S. " + "Bring your bike in any day of the week and we will look at it. " * 3,
+                        task, [{"kind": "postscript", "marker": "P.S."}])
+    assert why is not None and "12 words besides a postscript (P.S.)" in why and "the ad" in why
+    assert not_the_piece(tagline, "Write an ad hoc reply to my landlord saying the bike stays in the hall.", []) is None
+
+
+def test_a_list_of_the_tasks_own_sentences_is_the_task_copied_back():
+    task = ("Make up 30 names for a cat, all different. Put your 3 favourites in italics, like so:\n"
+            "1. *FAVOURITE 1*\n2. *FAVOURITE 2*")
+    copied = ("1. **Make up 30 names for a cat, all different.**\n2. **Put your 3 favourites in italics, like so:**\n"
+              "3. *FAVOURITE 1*\n4. *FAVOURITE 2*")
+    assert echo_share(copied, task) > 0.5 and not_the_piece(copied, task, []) == NOT_AN_ANSWER
+    names = "\n".join(f"{n}. {name}" for n, name in enumerate(["Miso", "Pepper", "Juniper", "Biscuit", "Olive"], 1))
+    assert not_the_piece(names, task, []) is None

@@ -20,7 +20,7 @@ from hierplan.render.text import (describe_models, format_artifact, format_check
                                   format_tool_call, plan_lines, planned_tool_calls, revision_lines, revision_title, structured_lines)
 
 STEP_NODES = ("python_step", "llm_step", "tool_step", "approve_tool")  # approve_tool: a rejected call
-ANSWER_NODES = ("aggregator", "reviser")
+ANSWER_NODES = ("aggregator", "reviser", "plain_answer")
 
 
 class JsonReporter(Events):

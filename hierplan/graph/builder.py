@@ -5,7 +5,7 @@ memory -> classify -> (writing: read_requirements) -> (planner | whole_task_plan
   which writes the call, -> approve_tool, which waits for a person, -> tool_step, which calls it)
   a number the checker can check: checker <-> vote -> stated_answer (with ``explain``, or the working or a form
     asked: aggregator) -> answer_check (-> check_instructions, when the task states a form)
-  anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> reviser)
+  anything else: aggregator -> (numeric: answer_check | writing: check_instructions <-> (reviser | plain_answer))
 and, in a graph built with a response_format, the settled answer as that schema: -> structured_answer -> end
 """
 
@@ -39,7 +39,7 @@ from hierplan.nodes.python_step import CodeRunner, make_python_step, run_alone, 
 from hierplan.nodes.replanner import make_replanner, unhandled_failure
 from hierplan.nodes.stated_answer import stated_answer
 from hierplan.nodes.structured_answer import make_structured_answer
-from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
+from hierplan.nodes.revise import after_instruction_check, check_instructions, make_plain_answer, make_reviser
 from hierplan.nodes.tool_approval import kept_call, make_approve_tool
 from hierplan.nodes.tool_choice import after_tool_choice, make_tool_choice
 from hierplan.nodes.tool_step import make_tool_step
@@ -142,10 +142,11 @@ def _tool_send(state: AgentState, payload: StepPayload) -> Send:
     return Send("tool_step", payload)
 
 
-def revise_or_structure(state: AgentState) -> Literal["reviser", "structured_answer"]:
+def revise_or_structure(state: AgentState) -> Literal["reviser", "plain_answer", "structured_answer"]:
     """check_instructions' router in a graph with a response_format: where the answer would end the run
     (after_instruction_check), it goes on to be written as the schema."""
-    return "reviser" if after_instruction_check(state) == "reviser" else "structured_answer"
+    route = after_instruction_check(state)
+    return "structured_answer" if route == END else route
 
 
 def form_or_structure(state: AgentState) -> Literal["check_instructions", "structured_answer"]:
@@ -197,6 +198,7 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     graph.add_node("answer_check", answer_check)
     graph.add_node("check_instructions", check_instructions)
     graph.add_node("reviser", make_reviser(of["reviser"], base))
+    graph.add_node("plain_answer", make_plain_answer(of["plain_answer"], base))
     settled = END  # where a run goes once its answer is settled
     if response_format is not None:
         graph.add_node("structured_answer", make_structured_answer(of["structured_answer"], base, response_format))
@@ -227,11 +229,13 @@ def wire(model: ChatModels, *, sampling: SamplingConfig | None = None, run_code:
     graph.add_conditional_edges("answer_check", after_answer_check if response_format is None else form_or_structure,
                                 ["check_instructions", settled])
     if response_format is None:
-        graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", END])
+        graph.add_conditional_edges("check_instructions", after_instruction_check, ["reviser", "plain_answer", END])
     else:
-        graph.add_conditional_edges("check_instructions", revise_or_structure, ["reviser", "structured_answer"])
+        graph.add_conditional_edges("check_instructions", revise_or_structure,
+                                    ["reviser", "plain_answer", "structured_answer"])
         graph.add_edge("structured_answer", END)
     graph.add_edge("reviser", "check_instructions")
+    graph.add_edge("plain_answer", "check_instructions")
     return graph
 
 

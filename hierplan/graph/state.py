@@ -104,8 +104,9 @@ class AgentState(TypedDict, total=False):
     instruction_check: InstructionCheckDict
     revision: str
     """The reviser's latest rewrite, waiting to be checked."""
-    revision_kind: Literal["parts", "rewrite"]
-    """How the reviser wrote it: the answer anew, or only some parts of it, under the grammar (nodes.revise)."""
+    revision_kind: Literal["parts", "rewrite", "plain"]
+    """How it was written: by the reviser, the answer anew or only some parts of it, under the grammar; by
+    plain_answer, the task answered plainly (nodes.revise)."""
     structured_response: dict[str, Any]
     """With build_graph's ``response_format``: the final answer as that schema, validated (JSON-safe; a pydantic
     class's ``model_dump(mode="json")``); absent when no reply validated (``structured_check`` says why)."""

@@ -234,6 +234,10 @@ What the previous answer got wrong:
 {case}
 Write the new answer to the task."""
 
+# The task answered plainly (the plain_answer node), where rewrites told what the answer broke left it no piece at
+# all: the request as a person asks a chat model, nothing of the checks.
+PLAIN_SYSTEM = "You are a helpful assistant. Reply to the user's request in full."
+
 # Parts of the answer written alone under the grammar (the reviser node, nodes.revise.parts_messages): a list, the
 # list's items held to the count asked, a title, a postscript; a program puts them in place.
 PARTS_SYSTEM = """You write parts of the reply to the user's task, as JSON with the fields asked for. Take what they say from the answer below and keep it: the same points, facts and tone. Follow the task's other instructions."""

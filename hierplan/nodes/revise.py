@@ -13,6 +13,12 @@ the piece (it shrank it, or it is the task's words: rules.substance) is never ke
 answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
 like a broken instruction (rules.substance.not_the_piece), the draft's too.
 
+Where a rewrite has left the kept answer still no piece at all, the next attempt is the task answered plainly (the
+plain_answer node: the task alone, as a person would ask the model, none of the checks' findings): asked again and
+again what its answers broke, a small model kept writing the same thin reply ("Sure I can help with that!"). That
+answer, once the program's fixes are applied, is kept over one that is no piece whenever it is the piece, whatever
+instructions it breaks: the answer comes before its form.
+
 A list with the wrong number of items, or a part the answer lacks (a title, a postscript), is what the reviser
 writes first, alone, under the grammar (rules.parts): the model gives those parts from the kept
 answer, held by a schema to the count asked (schema.parts_model), and a program puts them in place; the rest of
@@ -50,6 +56,8 @@ from hierplan.rules.substance import not_the_piece, substance_lost
 from hierplan.schema import parts_model
 
 EMPTY_REVISION = "the revision was empty"
+PLAIN = "plain"
+"""The round of the task answered plainly (plain_answer)."""
 
 
 def check_instructions(state: AgentState) -> AgentState:
@@ -61,7 +69,7 @@ def check_instructions(state: AgentState) -> AgentState:
         check, kept = first_check(state["task"], state["final"], requirements)
     else:
         check, kept = with_revision(check, state["final"], state.get("revision") or "", state["task"],
-                                    parts=state.get("revision_kind") == "parts")
+                                    kind=state.get("revision_kind") or "rewrite")
     emit("instruction_check", ok=check["ok"], problems=check["problems"], rounds=len(check["revisions"]))
     update: AgentState = {"instruction_check": check}
     if kept != state["final"]:
@@ -99,19 +107,23 @@ def first_check(task: str, draft: str, requirements: list[dict] | None = None) -
     return check, kept
 
 
-def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: str, parts: bool = False
+def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: str, kind: str = "rewrite"
                   ) -> tuple[InstructionCheckDict, str]:
-    """(the check with the reviser's latest answer, repaired by program, as a new round (``parts``: only some of
-    its parts were written, under the grammar); the answer to keep: the revision when it breaks fewer
-    instructions and is still the piece (rules.substance), else ``kept``)."""
-    revision = repair_by_program(check["instructions"], revision) if revision else revision
-    found = answer_problems(check["instructions"], revision, task) if revision else [EMPTY_REVISION]
+    """(the check with the latest answer written anew, repaired by program, as a new round (``kind``: "rewrite",
+    the reviser's; "parts", only some of its parts written, under the grammar; "plain", the task answered plainly);
+    the answer to keep: the revision when it breaks fewer instructions and is still the piece (rules.substance),
+    or, answered plainly, when it is the piece and ``kept`` is not; else ``kept``)."""
+    instructions = check["instructions"]
+    revision = repair_by_program(instructions, revision) if revision else revision
+    found = answer_problems(instructions, revision, task) if revision else [EMPTY_REVISION]
     kept_problems = check["problems"]
-    lost = substance_lost(kept, revision, task, check["instructions"]) if revision else None
-    if revision and lost is None and closer(check["instructions"], (revision, found), (kept, kept_problems)):
+    lost = substance_lost(kept, revision, task, instructions) if revision else None
+    piece_first = (kind == PLAIN and bool(revision) and not_the_piece(kept, task, instructions) is not None
+                   and not_the_piece(revision, task, instructions) is None)
+    if piece_first or (revision and lost is None and closer(instructions, (revision, found), (kept, kept_problems))):
         kept, kept_problems = revision, found
     round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found,
-                                    **({"kind": "parts"} if parts else {})}
+                                    **({"kind": kind} if kind != "rewrite" else {})}
     if lost is not None:
         round_["rejected"] = lost
     rounds = [*check["revisions"], round_]
@@ -133,14 +145,19 @@ def rewrites(check: InstructionCheckDict) -> int:
     return sum(1 for r in check["revisions"] if r.get("kind") != "by_program")
 
 
-def after_instruction_check(state: AgentState) -> Literal["reviser", "__end__"]:
-    """A writing answer that still breaks an instruction is written anew (at most MAX_REVISIONS times); a numeric
-    one never is: a rewrite from the task would lose the number its programs computed and the vote checked, so it
-    keeps what the program fixes gave it."""
+def after_instruction_check(state: AgentState) -> Literal["reviser", "plain_answer", "__end__"]:
+    """A writing answer that still breaks an instruction is written anew (at most MAX_REVISIONS times): by the
+    reviser, told what it broke, or, where a rewrite has left the kept answer still no piece at all, once by
+    plain_answer, the task alone. A numeric one never is: a rewrite from the task would lose the number its
+    programs computed and the vote checked, so it keeps what the program fixes gave it."""
     check = state["instruction_check"]
-    if state["kind"] == NUMERIC:
+    if state["kind"] == NUMERIC or not check["to_fix"] or rewrites(check) >= MAX_REVISIONS:
         return END
-    return "reviser" if check["to_fix"] and rewrites(check) < MAX_REVISIONS else END
+    answered_plainly = any(r.get("kind") == PLAIN for r in check["revisions"])
+    if rewrites(check) and not answered_plainly and not_the_piece(state["final"], state["task"],
+                                                                   check["instructions"]):
+        return "plain_answer"
+    return "reviser"
 
 
 def revise_messages(task: str, found: list[str], instructions: Iterable[dict] = ()) -> list:
@@ -164,6 +181,23 @@ def parts_messages(task: str, answer: str, parts: list[dict]) -> list:
             asked.append(prompts.PART_REQUESTS["items"].format(count=count))
     return [SystemMessage(prompts.PARTS_SYSTEM),
             HumanMessage(prompts.PARTS_USER.format(task=task, answer=answer, parts="\n".join(f"- {a}" for a in asked)))]
+
+
+def plain_messages(task: str) -> list:
+    """The task alone, as a person asks a chat model: none of the checks' findings, no requirements listed."""
+    return [SystemMessage(prompts.PLAIN_SYSTEM), HumanMessage(task)]
+
+
+def make_plain_answer(model: BaseChatModel, base: SamplingConfig):
+    def plain_answer(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
+        sampling = run_options(runtime.context).sampling(base)
+        attempt = rewrites(state["instruction_check"]) + 1
+        emit("node_started", node="plain_answer", attempt=attempt)
+        text, call = invoke_model(model, plain_messages(asked(state)), sampling.aggregator, node="plain_answer",
+                                  seed=sampling.seed, seed_key=(attempt, PLAIN), stream=True, attempt=attempt)
+        return {"revision": text.strip(), "revision_kind": PLAIN, "calls": [call.model_dump()]}
+
+    return plain_answer
 
 
 def make_reviser(model: BaseChatModel, base: SamplingConfig):

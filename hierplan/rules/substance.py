@@ -12,9 +12,11 @@ Fixes made by program (rules.instructions.repair_by_program) lose nothing the an
 here.
 
 The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is
-the task's own words (ECHO_LIMIT), or when the task names a piece of writing (an essay, a letter, a post...) or
-asks to expand on something and the answer has fewer than MIN_PIECE_WORDS words where the task's limits allow
-that many, or when the task names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and
+the task's own words (ECHO_LIMIT; a list of the task's sentences too), or when it is only the parts the task asks
+for beside the answer (a postscript, the request repeated, a given opening or closing: fewer than ONLY_PARTS_WORDS
+words besides them), or when the task names a piece of writing (an essay, a letter, a post, an ad...) or asks to
+expand on something and the answer has fewer than MIN_PIECE_WORDS words besides those parts and its title where
+the task's limits allow that many, or when the task names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and
 asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or
 when the task asks for a piece in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no
 verse in it (prose: fewer than MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its lines), unless JSON, a
@@ -46,7 +48,7 @@ own limits (words, sentences) ask for less."""
 PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
                       r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letters?(?!\s+[a-z]\b)|poems?|songs?|lyrics|reviews?|"
                       r"speech(?:es)?|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
-                      r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|expand(?:ing)?\s+on|"
+                      r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|ads?(?!\s+hoc)|advertisements?|expand(?:ing)?\s+on|"
                       r"elaborat(?:e|ing)\s+on)\b", re.I)
 # What follows a piece's name when it names the piece itself, not something else ("a speech therapy app", "a
 # song-writing course", "in a rap style"): the phrase ends.
@@ -80,8 +82,16 @@ LIST_SHARE = 0.6
 MIN_LIST_LINES = 3
 _SENTENCE_FLOOR = 3
 """A task allowing at most this many sentences may be answered in fewer than MIN_PIECE_WORDS words."""
+ONLY_PARTS_WORDS = 8
+"""Fewer words than this besides the parts the task asks for beside the answer is no answer (a P.S. alone)."""
+# A title the task asks for in << >>: its own line, no part of the piece's length.
+_TITLE_LINE_RE = re.compile(r"^[ \t]*<<[^\n]*>>[ \t]*$", re.M)
+# A list item's mark, left out when an answer's words are compared with the task's ("1. Generate ..." is the task).
+_ITEM_MARK_RE = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+", re.M)
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
-TOO_SHORT = ("it has only {n} words, which is not the {piece} the task asks for: write the whole {piece}, "
+ONLY_PARTS = ("it is only {parts}, with no answer besides: write the answer the task asks for, with {parts} as "
+              "well")
+TOO_SHORT = ("it has only {n} words{besides}, which is not the {piece} the task asks for: write the whole {piece}, "
              "meeting the task's instructions")
 PROSE = ("it is written as prose, not the {piece} the task asks for: write the {piece} itself, in verse, in short "
          "lines, meeting the task's instructions")
@@ -94,6 +104,21 @@ _QUOTED_KINDS = ("repeat_request", "ends_with", "begins_with", "heading_text")
 def _asked(instructions: Iterable[dict[str, Any]]) -> list[str]:
     """The phrases the task asks the answer to contain (its words by request, not copying)."""
     return [i["text"] for i in instructions if i.get("kind") in _QUOTED_KINDS and i.get("text")]
+
+
+def _added_parts(answer: str, instructions: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """(``answer`` less the parts the task asks for beside the answer: the phrases it asks the answer to contain, a
+    postscript from its marker on; what was taken out, in words)."""
+    taken = []
+    for phrase in _asked(instructions):
+        if phrase in answer:
+            answer, taken = answer.replace(phrase, " "), [*taken, "the words the task asks you to write"]
+    for i in instructions:
+        marker = i.get("marker") if i.get("kind") == "postscript" else None
+        found = re.search(r"(?m)^\W*" + re.escape(marker), answer) if marker else None
+        if found:
+            answer, taken = answer[:found.start()], [*taken, f"a postscript ({marker})"]
+    return answer, list(dict.fromkeys(taken))
 
 
 def _word_limit(instructions: Iterable[dict[str, Any]]) -> int | None:
@@ -110,7 +135,7 @@ def echo_share(text: str, task: str, asked: Iterable[str] = ()) -> float:
     answer to contain (``asked``: a request to repeat, an ending, an opening)."""
     for phrase in asked:
         text = text.replace(phrase, " ")
-    grams = _ngrams([w.lower() for w in words(text)])
+    grams = _ngrams([w.lower() for w in words(_ITEM_MARK_RE.sub("", text))])
     if not grams:
         return 0.0
     task_grams = set(_ngrams([w.lower() for w in words(task)]))
@@ -164,11 +189,18 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     asked = _asked(instructions)
     if echo_share(answer, task, asked) > ECHO_LIMIT:
         return NOT_AN_ANSWER
+    body, parts = _added_parts(answer, instructions)
+    if parts and len(words(body)) < ONLY_PARTS_WORDS:
+        return ONLY_PARTS.format(parts=" and ".join(parts))
+    untitled = _TITLE_LINE_RE.sub(" ", body)
+    if untitled != body:
+        parts = ["its title", *parts]
+    n = len(words(untitled))
     piece = PIECE_RE.search(task)
-    n = len(words(answer))
     if piece and n < MIN_PIECE_WORDS and not _allows_short(instructions):
         name = piece.group(0).lower()
-        return TOO_SHORT.format(n=n, piece="piece" if " on" in name else name)
+        besides = f" besides {' and '.join(parts)}" if parts else ""
+        return TOO_SHORT.format(n=n, besides=besides, piece="piece" if " on" in name else name)
     running = RUNNING_PIECE_RE.search(task)
     if running and is_list(answer) and not _asks_list(instructions, task):
         return A_LIST.format(piece=running.group(0).lower())

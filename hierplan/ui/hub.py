@@ -85,6 +85,9 @@ class Hub:
         elif kind == "node_started" and event.get("node") == "reviser":
             live.revision, live.revision_text = event.get("attempt") or 1, ""
             live.status = "rewriting the answer, told what it broke"
+        elif kind == "node_started" and event.get("node") == "plain_answer":
+            live.revision, live.revision_text = event.get("attempt") or 1, ""
+            live.status = "answering the task plainly: the rewrites were no answer"
         elif kind == "instruction_check":
             live.revision, live.revision_text = None, ""
         elif kind == "token":
@@ -96,7 +99,7 @@ class Hub:
         node, step_id, offset, text = event["node"], event.get("step_id"), event["offset"], event["text"]
         if node == "aggregator":
             live.final_text = live.final_text[:offset] + text
-        elif node == "reviser":
+        elif node in ("reviser", "plain_answer"):
             live.revision = event.get("attempt") or live.revision or 1
             live.revision_text = live.revision_text[:offset] + text
         elif step_id is not None and step_id in live.working:
