@@ -216,6 +216,18 @@ def test_json_is_wrapped_as_a_string_and_its_commas_kept():
     assert fix_form(instructions, '{"a": 1, "b": 2}') == '{"a": 1, "b": 2}'  # already JSON: left alone
 
 
+def test_a_json_answer_cut_off_or_said_inside_prose_is_closed_not_wrapped_as_a_string():
+    json_asked = [{"kind": "json"}]
+    cut = 'Here it is:\n```json\n{"title": "Garden study", "aims": ["soil", "bees"], "summary": "We will measure'
+    assert json.loads(fix_form(json_asked, cut)) == {"title": "Garden study", "aims": ["soil", "bees"],
+                                                     "summary": "We will measure"}
+    said = '```json\n{"city": "Lyon", "days": 3}\n```\nThis JSON covers the whole trip.'
+    assert json.loads(fix_form(json_asked, said)) == {"city": "Lyon", "days": 3}
+    # prose with a brace in it holds no object: wrapped whole
+    brace = "I think {curly} braces are fun to type."
+    assert json.loads(fix_form(json_asked, brace)) == {"response": brace}
+
+
 @pytest.mark.parametrize("instruction, good, bad", [
     ({"kind": "title"}, "<<Tea Time>>\nText", "Tea Time\nText"),
     ({"kind": "highlights", "min": 2}, "*one* and *two*", "*one* only"),

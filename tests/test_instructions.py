@@ -421,6 +421,15 @@ def test_a_chat_frame_is_only_an_announcement_or_a_remark_about_the_request():
         "- Miso\n- Pixel\n- Juniper"
     assert drop_chat_frame("Roses bloom.\n\n---\n\nNote: the poem follows all of the task's instructions.") == \
         "Roses bloom."
+    # without a rule line: only a last paragraph or line that says the answer meets the task's requirements
+    review = "<<A Cosy Cafe>>\nThe cakes are fresh and the staff are kind."
+    assert drop_chat_frame(review + "\nThis review meets the task requirements by giving a title.") == review
+    assert drop_chat_frame(review + "\n\nNote: it follows your instructions exactly.") == review
+    for text in [review + "\n\nPlease find the menu attached, as requested.",
+                 "This plan meets the requirements of the city council.",  # the whole answer: nothing before it
+                 review + "\n\nIt meets the requirements of the food agency.",
+                 review + "\nOur new menu follows the seasons."]:
+        assert drop_chat_frame(text) == text
 
 
 def test_a_list_is_put_only_where_one_list_stands_outside_code():

@@ -1,5 +1,7 @@
 """The answer stays the answer: a rewrite that is no longer the piece is never kept (rules.substance)."""
 
+import json
+
 from hierplan.rules.substance import NOT_AN_ANSWER, echo_share, not_the_piece, substance_lost
 
 TASK = ("Write a blog post about moving to a small town for someone thinking about it. Keep it friendly and end it "
@@ -184,17 +186,16 @@ def test_a_reply_that_is_only_the_parts_asked_beside_the_answer_is_no_answer():
     # the request said back as asked, and nothing more
     ask = "Say my question back first, word for word: which bus goes to the museum? Then answer it."
     repeated = [{"kind": "repeat_request", "text": "which bus goes to the museum?"}]
-    assert not_the_piece("which bus goes to the museum?\nBus 12.", ask, repeated).startswith("it is only the words")
-    assert not_the_piece("which bus goes to the museum?\nBus 12 goes there from stop C, every ten minutes.", ask,
-                         repeated) is None
+    assert not_the_piece("which bus goes to the museum?", ask, repeated).startswith("it is only the words")
+    assert not_the_piece("which bus goes to the museum?\nBus 12.", ask, repeated) is None  # short, and the answer
 
 
 def test_the_parts_asked_beside_the_piece_do_not_count_toward_its_length():
     task = "Write an ad for my bike repair shop, Spoke & Chain. Add a P.S. at the end."
-    tagline = "Spoke & Chain: we fix your bike fast, and we fix it right."
+    tagline = "Spoke & Chain: we fix it fast."
     why = not_the_piece(tagline + "\n\nP.S. " + "Bring your bike in any day of the week and we will look at it. " * 3,
                         task, [{"kind": "postscript", "marker": "P.S."}])
-    assert why is not None and "12 words besides a postscript (P.S.)" in why and "the ad" in why
+    assert why is not None and "6 words besides a postscript (P.S.)" in why and "the ad" in why
     assert not_the_piece(tagline, "Write an ad hoc reply to my landlord saying the bike stays in the hall.", []) is None
 
 
@@ -206,3 +207,13 @@ def test_a_list_of_the_tasks_own_sentences_is_the_task_copied_back():
     assert echo_share(copied, task) > 0.5 and not_the_piece(copied, task, []) == NOT_AN_ANSWER
     names = "\n".join(f"{n}. {name}" for n, name in enumerate(["Miso", "Pepper", "Juniper", "Biscuit", "Olive"], 1))
     assert not_the_piece(names, task, []) is None
+
+
+def test_a_piece_given_inside_a_code_fence_counts_its_words():
+    task = "I need a grant proposal for a community garden, as JSON in a fenced block."
+    fenced = "```json\n" + json.dumps({"title": "Seeds", "summary": POST}) + "\n```"
+    assert not_the_piece(fenced, task, [{"kind": "json"}]) is None
+    script = "```python\n" + "\n".join(f"print('line {n} of the greeting for the new neighbours')" for n in range(8)) + "\n```"
+    assert not_the_piece(script, "Write a script that greets my new neighbours.", []) is None
+    # a fence around the task's own words is still the task copied back
+    assert not_the_piece("```json\n{\"reply\": \"" + task + "\"}\n```", task, [{"kind": "json"}]) == NOT_AN_ANSWER

@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+import json_repair
+
 from hierplan.rules.text import split_code
 
 PROGRAM_FIXES = ("paragraphs", "sections", "highlights", "ends_with", "no_commas", "json", "repeat_request",
@@ -193,6 +195,21 @@ def _is_json(text: str) -> bool:
     return True
 
 
+# An answer that holds a JSON object: its opening brace and first key.
+_OBJECT_START_RE = re.compile(r'\{\s*"')
+
+
+def _as_json(text: str) -> Any:
+    """What an answer that is not JSON says, as JSON: the object it holds, where it holds one (cut off at the token
+    budget, inside a fence, with a line of prose around it), closed by json_repair; else the whole text as the
+    value of "response"."""
+    if _OBJECT_START_RE.search(text):
+        held = json_repair.loads(text)
+        if isinstance(held, dict) and held:
+            return held
+    return {"response": text}
+
+
 def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
     """``text`` with the form instructions a program can meet without losing anything applied, in
     PROGRAM_FIXES order; the others are left to the reviser."""
@@ -215,7 +232,7 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
     if "no_commas" in kinds and "json" not in kinds:  # JSON needs its commas
         text = re.sub(r",(?=\d{3}\b)", "", text).replace(",", "")
     if "json" in kinds and not _is_json(text.strip()):
-        text = json.dumps({"response": text.strip()}, ensure_ascii=False, indent=1)
+        text = json.dumps(_as_json(text.strip()), ensure_ascii=False, indent=1)
     if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):
         text = repeat["text"] + "\n\n" + text.lstrip()
     if "lowercase" in kinds:

@@ -400,6 +400,10 @@ _REMARK_RE = re.compile(r"^\s*(?:\*{0,2}note:?\*{0,2}\s*)?(?:[^.!?\n]*\bas\s+(?:
                         r"requirements?|guidelines|constraints)\b|"
                         r"this\s+(?:letter|poem|essay|story|response|answer|reply|post|version|draft|text)\s+"
                         r"(?:includes|meets|follows|uses|contains|adheres|incorporates))", re.I)
+# A closing remark without a rule line before it: only one that says the answer meets the task's requirements.
+_META_REMARK_RE = re.compile(r"^\s*(?:\*{0,2}note:?\*{0,2}\s*)?[^.!?\n]*\b(?:meets|follows|fulfil(?:l?s)|adheres\s+to|"
+                             r"satisfies|complies\s+with)\s+(?:all\s+(?:of\s+)?|each\s+of\s+|every\s+)?(?:the|your)\s+"
+                             r"(?:task'?s?|instructions?|request|requirements?|guidelines|constraints)\b(?!\s+(?:of|for)\b)", re.I)
 # A closing line that gives the answer ("Final answer: 42") is never a frame.
 _ANSWER_LINE_RE = re.compile(r"^\W*final\s+answer\b", re.I | re.M)
 FRAME_MAX_WORDS = 40
@@ -429,6 +433,14 @@ def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
         if tail and len(tail.split()) <= FRAME_MAX_WORDS and _REMARK_RE.match(tail) and \
                 not _ANSWER_LINE_RE.search(tail) and "\n".join(lines[:rules[-1]]).strip():
             lines = lines[:rules[-1]]
+    # without a rule line, only a last paragraph (or line) that says the answer meets the task's requirements
+    last = max((k for k, line in enumerate(lines) if outside[k] and not line.strip()), default=None)
+    filled = [k for k, line in enumerate(lines) if line.strip()]
+    start = last + 1 if last is not None and filled and last < filled[-1] else (filled[-1] if filled else None)
+    if start is not None and all(outside[start:]) and any(line.strip() for line in lines[:start]):
+        tail = "\n".join(lines[start:]).strip()
+        if len(tail.split()) <= FRAME_MAX_WORDS and _META_REMARK_RE.match(tail) and not _ANSWER_LINE_RE.search(tail):
+            lines = lines[:start]
     return "\n".join(lines).strip("\n") if lines != text.split("\n") else text
 
 

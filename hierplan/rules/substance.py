@@ -11,18 +11,18 @@ can copy the task's sentences into them; both break fewer checked instructions a
 Fixes made by program (rules.instructions.repair_by_program) lose nothing the answer said and are not judged
 here.
 
-The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is
-the task's own words (ECHO_LIMIT; a list of the task's sentences too), or when it is only the parts the task asks
-for beside the answer (a postscript, the request repeated, a given opening or closing: fewer than ONLY_PARTS_WORDS
-words besides them), or when the task names a piece of writing (an essay, a letter, a post, an ad...) or asks to
-expand on something and the answer has fewer than MIN_PIECE_WORDS words besides those parts and its title where
-the task's limits allow that many, or when the task names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and
-asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or
-when the task asks for a piece in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no
-verse in it (prose: fewer than MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its lines), unless JSON, a
-program or a list is what the task allows. Such an
-answer is a problem to fix like a broken instruction, so the reviser writes the piece anew; for the same reason a
-rewrite that turns a kept answer in sentences into a list the task did not ask for is not kept.
+The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is the
+task's own words (ECHO_LIMIT; a list of the task's sentences too), or when it is only the parts the task asks for
+beside the answer (a postscript, the request repeated, a given opening or closing, and no word besides them), or
+when the task names a piece of writing (an essay, a letter, a post, an ad...) or asks to expand on something and the
+answer has fewer than MIN_PIECE_WORDS words besides those parts and its title where the task's limits allow that
+many, or when the task names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and asks
+for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or when the
+task asks for a piece in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no verse in
+it (prose: fewer than MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its lines), unless JSON, a program
+or a list is what the task allows. Such an answer is a problem to fix like a broken instruction, so the reviser
+writes the piece anew; for the same reason a rewrite that turns a kept answer in sentences into a list the task did
+not ask for is not kept.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ own limits (words, sentences) ask for less."""
 # A piece of writing that is never a line or two; a haiku, a slogan or a title may be.
 # "letter" the piece, not "in capital letters", "lower case letters", "all letters in your reply" or "the letter e"
 PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
-                      r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letters?(?!\s+[a-z]\b)|poems?|songs?|lyrics|reviews?|"
+                      r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letters?(?!\s+[a-z]\b)|poems?|songs?|lyrics|reviews?|critiques?|"
                       r"speech(?:es)?|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
                       r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|ads?(?!\s+hoc)|advertisements?|expand(?:ing)?\s+on|"
                       r"elaborat(?:e|ing)\s+on)\b", re.I)
@@ -82,10 +82,10 @@ LIST_SHARE = 0.6
 MIN_LIST_LINES = 3
 _SENTENCE_FLOOR = 3
 """A task allowing at most this many sentences may be answered in fewer than MIN_PIECE_WORDS words."""
-ONLY_PARTS_WORDS = 8
-"""Fewer words than this besides the parts the task asks for beside the answer is no answer (a P.S. alone)."""
 # A title the task asks for in << >>: its own line, no part of the piece's length.
 _TITLE_LINE_RE = re.compile(r"^[ \t]*<<[^\n]*>>[ \t]*$", re.M)
+# A code fence's own line: what a fence holds (JSON, a program) is the answer's too, for its length and its echo.
+_FENCE_LINE_RE = re.compile(r"^[ \t]*```[^\n]*$", re.M)
 # A list item's mark, left out when an answer's words are compared with the task's ("1. Generate ..." is the task).
 _ITEM_MARK_RE = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+", re.M)
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
@@ -104,6 +104,11 @@ _QUOTED_KINDS = ("repeat_request", "ends_with", "begins_with", "heading_text")
 def _asked(instructions: Iterable[dict[str, Any]]) -> list[str]:
     """The phrases the task asks the answer to contain (its words by request, not copying)."""
     return [i["text"] for i in instructions if i.get("kind") in _QUOTED_KINDS and i.get("text")]
+
+
+def _words(text: str) -> list[str]:
+    """Every word of ``text``, those inside code fences too (a proposal asked as JSON is all in its fence)."""
+    return words(_FENCE_LINE_RE.sub("", text))
 
 
 def _added_parts(answer: str, instructions: list[dict[str, Any]]) -> tuple[str, list[str]]:
@@ -135,17 +140,17 @@ def echo_share(text: str, task: str, asked: Iterable[str] = ()) -> float:
     answer to contain (``asked``: a request to repeat, an ending, an opening)."""
     for phrase in asked:
         text = text.replace(phrase, " ")
-    grams = _ngrams([w.lower() for w in words(_ITEM_MARK_RE.sub("", text))])
+    grams = _ngrams([w.lower() for w in _words(_ITEM_MARK_RE.sub("", text))])
     if not grams:
         return 0.0
-    task_grams = set(_ngrams([w.lower() for w in words(task)]))
+    task_grams = set(_ngrams([w.lower() for w in _words(task)]))
     return sum(g in task_grams for g in grams) / len(grams)
 
 
 def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[dict[str, Any]]) -> str | None:
     """Why ``rewrite`` may not replace ``kept`` (it shrank the piece, or it is the task's words), or None."""
     instructions = list(instructions)
-    kept_words, new_words = len(words(kept)), len(words(rewrite))
+    kept_words, new_words = len(_words(kept)), len(_words(rewrite))
     limit = _word_limit(instructions)
     floor = KEEP_SHARE * min(kept_words, limit if limit is not None else kept_words)
     kept_items, new_items = list_lines(kept)[0], list_lines(rewrite)[0]
@@ -190,12 +195,12 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     if echo_share(answer, task, asked) > ECHO_LIMIT:
         return NOT_AN_ANSWER
     body, parts = _added_parts(answer, instructions)
-    if parts and len(words(body)) < ONLY_PARTS_WORDS:
+    if parts and not _words(body):  # a short answer besides them may be the answer: a name, a yes
         return ONLY_PARTS.format(parts=" and ".join(parts))
     untitled = _TITLE_LINE_RE.sub(" ", body)
     if untitled != body:
         parts = ["its title", *parts]
-    n = len(words(untitled))
+    n = len(_words(untitled))
     piece = PIECE_RE.search(task)
     if piece and n < MIN_PIECE_WORDS and not _allows_short(instructions):
         name = piece.group(0).lower()
