@@ -103,7 +103,8 @@ def run_one(system: str, row_no: int, row: dict[str, Any], *, model, graph, seed
             record["kind"] = state.get("kind")
             record["steps"] = len((state.get("plan") or {}).get("steps") or [])
             record["instruction_check"] = {k: v for k, v in (state.get("instruction_check") or {}).items()
-                                           if k in ("instructions", "draft_problems", "problems", "revised")}
+                                           if k in ("instructions", "draft_problems", "problems", "revised",
+                                                    "revisions")}
     except Exception as exc:  # noqa: BLE001 - one prompt's failure must not end the run
         record["error"] = f"{type(exc).__name__}: {exc}"[:500]
     record["seconds"] = round(time.perf_counter() - start, 2)
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start", type=int, default=1, help="begin at the part's N-th prompt (1: its first)")
     p.add_argument("--limit", type=int, help="N prompts only (from --start)")
     p.add_argument("--phrasing", choices=["original", "paraphrased"], default="original")
+    p.add_argument("--rows", help="only these row numbers of the part, comma-separated (a probe of a few prompts)")
     p.add_argument("--systems", default=",".join(SYSTEMS))
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--out", required=True, help="per-prompt records, JSON lines")
@@ -168,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         worded = {r["row"]: r for r in map(json.loads, PARAPHRASED[args.part].read_text().splitlines()) if r}
         tasks = [(row_no, {**row, "prompt": worded[row_no]["prompt"]}) for row_no, row in tasks]
         assert all(worded[n]["key"] == row["key"] and worded[n]["kwargs"] == row["kwargs"] for n, row in tasks)
+    if args.rows:
+        wanted = {int(n) for n in args.rows.split(",")}
+        tasks = [(row_no, row) for row_no, row in tasks if row_no in wanted]
     systems = tuple(args.systems.split(","))
 
     from hierplan import build_graph, load_chat_model

@@ -466,32 +466,41 @@ def revise_or_plain(model, task, draft):
     return out["final"], out["instruction_check"]
 
 
-def test_when_a_rewrite_is_still_no_piece_the_task_is_answered_plainly_and_the_piece_kept():
+def test_an_answer_that_is_no_piece_is_answered_plainly_first_and_the_piece_kept():
     with_commas = ROSA.replace("Rosa dear", "Rosa, dear")
-    model = ScriptedChatModel(script={"reviser": [THIN], "plain_answer": [with_commas]})
+    model = ScriptedChatModel(script={"plain_answer": [with_commas]})
     final, check = revise_or_plain(model, SONG_TASK, THIN)
-    assert [c["node"] for c in model.calls] == ["reviser", "plain_answer"]
+    assert [c["node"] for c in model.calls] == ["plain_answer"]
     # the task alone: none of the checks' findings, nothing listed
     plain = model.calls[-1]["messages"]
     assert plain[-1].content == SONG_TASK and "wrong" not in plain[0].content
     # the song, with its commas taken out by program
     assert final == ROSA and check["ok"] and check["revisions"][-1]["kind"] == "plain"
-    assert "the last time from the task alone" in describe(check)
+    assert "written anew 1 time(s), once from the task alone" in describe(check)
 
 
-def test_the_plain_answer_is_kept_for_being_the_piece_even_where_it_breaks_more():
-    task = "Could you write a song for my grandmother Rosa's birthday? Keep it under 30 words, and end it with 'Cheers!'"
-    # the song breaks the length and the ending; the thin reply broke only the piece (and the ending)
-    model = ScriptedChatModel(script={"reviser": ["Happy birthday! Cheers!"], "plain_answer": [ROSA]})
-    final, check = revise_or_plain(model, task, "Happy birthday! Cheers!")
-    assert final.startswith("Rosa wakes") and check["revisions"][-1]["kind"] == "plain"
-
-
-def test_no_plain_answer_where_the_rewrite_gave_the_piece_or_where_it_is_no_piece_either():
-    model = ScriptedChatModel(script={"reviser": [ROSA.replace("dear", "dear,")] + [ROSA]})
+def test_the_plain_answer_is_kept_for_being_more_of_the_piece_and_the_reviser_then_fixes_its_form():
+    task = "Could you write a song for my grandmother Rosa's birthday? Keep it under 30 words."
+    short_song = "\n".join(ROSA.split("\n")[:4])  # 25 words
+    model = ScriptedChatModel(script={"plain_answer": [ROSA], "reviser": [short_song]})
+    final, check = revise_or_plain(model, task, "Happy birthday Rosa!")
+    assert [c["node"] for c in model.calls] == ["plain_answer", "reviser"]
+    assert check["revisions"][0]["kind"] == "plain" and final == short_song and check["ok"]
+    # a plain answer that says more, though still short of the piece, is kept over one that says less
+    model = ScriptedChatModel(script={"plain_answer": ["Happy birthday Rosa, we love you and your garden!"],
+                                      "reviser": [THIN]})
     final, check = revise_or_plain(model, SONG_TASK, THIN)
-    assert model.count("plain_answer") == 0 and final == ROSA
-    # answered plainly once at most, and never kept where it is no piece either
+    assert final == "Happy birthday Rosa we love you and your garden!"
+
+
+def test_no_plain_answer_where_the_answer_is_the_piece_and_never_one_that_says_less():
+    task = "Could you write a song for my grandmother Rosa's birthday? Keep it under 30 words."
+    short_song = "\n".join(ROSA.split("\n")[:4])
+    model = ScriptedChatModel(script={"reviser": [short_song]})
+    final, check = revise_or_plain(model, task, ROSA)
+    assert model.count("plain_answer") == 0 and final == short_song
+    # answered plainly once at most, and never kept where it says less than the kept answer
     model = ScriptedChatModel(script={"reviser": [THIN] * MAX_REVISIONS, "plain_answer": ["Sure, I can!"] * 2})
     final, check = revise_or_plain(model, SONG_TASK, THIN)
     assert model.count("plain_answer") == 1 and len(check["revisions"]) == MAX_REVISIONS and final == THIN
+    assert [c["node"] for c in model.calls] == ["plain_answer", "reviser"]

@@ -310,19 +310,19 @@ def test_one_piece_of_writing_is_planned_by_rule_with_the_requirements_read_from
     assert [i["kind"] for i in out["instruction_check"]["instructions"]] == ["words", "no_repeats"]
 
 
-def test_a_draft_that_copies_the_request_back_is_written_anew_and_the_piece_kept():
+def test_a_draft_that_copies_the_request_back_is_answered_plainly_and_the_piece_kept():
     task = "Write a short story about a lighthouse keeper who saves a ship."
     model = StructuredRecorder(script={"read_requirements": [json.dumps({"requirements": []})],
-                                       "aggregator": [task], "reviser": [KEEPER]})
+                                       "aggregator": [task], "plain_answer": [KEEPER]})
     model.schemas = []
     graph = build_graph(model, InMemorySaver(), run_code=run_python)
     out = graph.invoke({"task": task}, {"configurable": {"thread_id": "echo"}})
-    assert [c["node"] for c in model.calls] == ["read_requirements", "aggregator", "reviser"]
+    assert [c["node"] for c in model.calls] == ["read_requirements", "aggregator", "plain_answer"]
     check = out["instruction_check"]
     assert check["draft_problems"][0].startswith("it repeats the task's words")
     assert out["final"].rstrip() == KEEPER and check["ok"]
-    # the reviser was told why the draft was no answer
-    assert "repeats the task's words" in model.calls[-1]["messages"][-1].content
+    # answered from the task alone
+    assert model.calls[-1]["messages"][-1].content == task
 
 
 def test_a_data_questions_failed_program_is_outvoted_by_checks_instead_of_replanned(tmp_path):

@@ -13,11 +13,12 @@ the piece (it shrank it, or it is the task's words: rules.substance) is never ke
 answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
 like a broken instruction (rules.substance.not_the_piece), the draft's too.
 
-Where a rewrite has left the kept answer still no piece at all, the next attempt is the task answered plainly (the
-plain_answer node: the task alone, as a person would ask the model, none of the checks' findings): asked again and
-again what its answers broke, a small model kept writing the same thin reply ("Sure I can help with that!"). That
-answer, once the program's fixes are applied, is kept over one that is no piece whenever it is the piece, whatever
-instructions it breaks: the answer comes before its form.
+An answer that is no piece at all is first answered plainly (the plain_answer node: the task alone, as a person
+would ask the model, none of the checks' findings): asked what its answer broke, a small model kept writing the same
+thin reply ("Sure I can help with that!", a P.S. alone). That answer, once the program's fixes are applied, is kept
+over the one that is no piece when it is the piece, or when it says more (more words besides the parts the task
+asks for beside the answer) and is not the task's words, whatever instructions it breaks: the answer comes before
+its form, which the reviser then fixes.
 
 A list with the wrong number of items, or a part the answer lacks (a title, a postscript), is what the reviser
 writes first, alone, under the grammar (rules.parts): the model gives those parts from the kept
@@ -52,7 +53,7 @@ from hierplan.rules.instructions import (ALWAYS, drop_chat_frame, problems, prog
                                          repair_by_program, total_miss)
 from hierplan.rules.parts import part_count, parts_to_write, put_parts
 from hierplan.rules.kind import NUMERIC
-from hierplan.rules.substance import not_the_piece, substance_lost
+from hierplan.rules.substance import more_of_the_piece, not_the_piece, substance_lost
 from hierplan.schema import parts_model
 
 EMPTY_REVISION = "the revision was empty"
@@ -118,8 +119,7 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
     found = answer_problems(instructions, revision, task) if revision else [EMPTY_REVISION]
     kept_problems = check["problems"]
     lost = substance_lost(kept, revision, task, instructions) if revision else None
-    piece_first = (kind == PLAIN and bool(revision) and not_the_piece(kept, task, instructions) is not None
-                   and not_the_piece(revision, task, instructions) is None)
+    piece_first = kind == PLAIN and bool(revision) and more_of_the_piece(revision, kept, task, instructions)
     if piece_first or (revision and lost is None and closer(instructions, (revision, found), (kept, kept_problems))):
         kept, kept_problems = revision, found
     round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found,
@@ -146,16 +146,15 @@ def rewrites(check: InstructionCheckDict) -> int:
 
 
 def after_instruction_check(state: AgentState) -> Literal["reviser", "plain_answer", "__end__"]:
-    """A writing answer that still breaks an instruction is written anew (at most MAX_REVISIONS times): by the
-    reviser, told what it broke, or, where a rewrite has left the kept answer still no piece at all, once by
-    plain_answer, the task alone. A numeric one never is: a rewrite from the task would lose the number its
+    """A writing answer that still breaks an instruction is written anew (at most MAX_REVISIONS times): once by
+    plain_answer, the task alone, where the kept answer is no piece at all; else by the reviser, told what it
+    broke. A numeric one never is: a rewrite from the task would lose the number its
     programs computed and the vote checked, so it keeps what the program fixes gave it."""
     check = state["instruction_check"]
     if state["kind"] == NUMERIC or not check["to_fix"] or rewrites(check) >= MAX_REVISIONS:
         return END
     answered_plainly = any(r.get("kind") == PLAIN for r in check["revisions"])
-    if rewrites(check) and not answered_plainly and not_the_piece(state["final"], state["task"],
-                                                                   check["instructions"]):
+    if not answered_plainly and not_the_piece(state["final"], state["task"], check["instructions"]):
         return "plain_answer"
     return "reviser"
 

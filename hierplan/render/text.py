@@ -116,7 +116,7 @@ def describe_instructions(check: Mapping[str, Any]) -> str:
     by_program = len(rewrites) < len(check["revisions"])
     done = ["fixed by program"] if by_program else []
     done += [f"written anew {len(rewrites)} time(s)"] if rewrites else []
-    done += ["the last time from the task alone"] if any(r.get("kind") == "plain" for r in rewrites) else []
+    done += ["once from the task alone"] if any(r.get("kind") == "plain" for r in rewrites) else []
     what = ", ".join(done) or "not revised"
     state = "now meets all" if check["ok"] else f"still breaks {len(check['problems'])} of"
     return (f"instructions check: the first answer broke {len(check['draft_problems'])} of {n} checkable "

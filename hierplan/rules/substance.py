@@ -126,6 +126,22 @@ def _added_parts(answer: str, instructions: list[dict[str, Any]]) -> tuple[str, 
     return answer, list(dict.fromkeys(taken))
 
 
+def said_words(answer: str, instructions: Iterable[dict[str, Any]]) -> int:
+    """How many words ``answer`` says besides the parts the task asks for beside it and its title."""
+    body, _ = _added_parts(answer, list(instructions))
+    return len(_words(_TITLE_LINE_RE.sub(" ", body)))
+
+
+def more_of_the_piece(answer: str, kept: str, task: str, instructions: Iterable[dict[str, Any]]) -> bool:
+    """Whether ``answer`` is more of the piece than a ``kept`` answer that is no piece: it is the piece, or it says
+    more (said_words) and is not the task's words."""
+    instructions = list(instructions)
+    if not_the_piece(kept, task, instructions) is None:
+        return False
+    why = not_the_piece(answer, task, instructions)
+    return why is None or (why != NOT_AN_ANSWER and said_words(answer, instructions) > said_words(kept, instructions))
+
+
 def _word_limit(instructions: Iterable[dict[str, Any]]) -> int | None:
     limits = [i["max"] for i in instructions if i.get("kind") == "words" and i.get("max") is not None]
     return min(limits) if limits else None
