@@ -10,7 +10,8 @@ import pytest
 
 from hierplan.rules.form import read_form
 from hierplan.rules.form_check import fix_form, form_problem
-from hierplan.rules.instructions import problems, read_instructions, repair_by_program
+from hierplan.rules.checks import problems, repair_by_program
+from hierplan.rules.instructions import read_instructions
 
 
 def kinds(task: str) -> dict[str, dict]:

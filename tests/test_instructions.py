@@ -14,7 +14,8 @@ from hierplan import build_graph
 from hierplan.config import MAX_REVISIONS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState
 from hierplan.nodes.revise import after_instruction_check, check_instructions, make_reviser
-from hierplan.rules.instructions import problem, problems, put_list, read_instructions
+from hierplan.rules.checks import problem, problems, put_list
+from hierplan.rules.instructions import read_instructions
 from hierplan.rules.parts import parts_to_write, put_parts
 
 
@@ -376,7 +377,7 @@ def test_a_cover_letter_is_a_piece_not_a_request_to_cover_a_letter():
 
 def test_of_two_answers_that_break_as_many_instructions_the_nearer_one_is_kept():
     from hierplan.nodes.revise import closer
-    from hierplan.rules.instructions import miss
+    from hierplan.rules.checks import miss
 
     limit = {"kind": "words", "min": None, "max": 30}
     long, shorter = "word " * 335, "word " * 60
@@ -390,7 +391,7 @@ def test_of_two_answers_that_break_as_many_instructions_the_nearer_one_is_kept()
 
 
 def test_a_chat_frame_around_the_piece_is_dropped_and_the_piece_kept():
-    from hierplan.rules.instructions import drop_chat_frame
+    from hierplan.rules.checks import drop_chat_frame
 
     letter = "Dear Sam,\n\nThe heating is broken again.\n\nBest, Ann"
     framed = ("Certainly! Here is the letter, with the postscript:\n\n---\n\n" + letter +
@@ -407,7 +408,7 @@ def test_a_chat_frame_around_the_piece_is_dropped_and_the_piece_kept():
 
 
 def test_a_chat_frame_is_only_an_announcement_or_a_remark_about_the_request():
-    from hierplan.rules.instructions import drop_chat_frame
+    from hierplan.rules.checks import drop_chat_frame
 
     # openings and endings that are the piece's own
     for text in ["Sure as the sunrise, love will stay:\nit waits for you at the end of day.",

@@ -220,7 +220,7 @@ AGGREGATOR_WRITING_NOTES = """Notes from the plan's steps:
 """
 # The requirements read from the task (nodes.read_requirements), in plain words (rules.checklist.describe).
 REQUIREMENTS_NOTE = "The reply must have:\n{items}\n"
-# The task asks for one letter case throughout: a program applies it (rules.instructions.CASE_KINDS).
+# The task asks for one letter case throughout: a program applies it (rules.checks.CASE_KINDS).
 CASE_BY_PROGRAM = "Write in ordinary letter case: the letter case the task asks for is applied to your reply afterwards.\n"
 
 # The final answer written anew when it broke the task's checkable instructions (the reviser node). The broken

@@ -3,11 +3,11 @@ nodes: check_instructions reads the instructions and checks the latest answer; r
 answer anew, told exactly what the latest one broke ("it has 7 bullet points; the task asks for exactly 5"), at
 most config.MAX_REVISIONS times.
 
-What a program can fix without losing anything is fixed first, with no model call (rules.instructions.
+What a program can fix without losing anything is fixed first, with no model call (rules.checks.
 repair_by_program): lines said twice are dropped, and the case, commas, quotes, ending and JSON the task asks for
 are applied; a rewrite from the task alone gives a thinner answer. Every rewrite goes through the same fixes.
 The answer kept (``final``) is the one that breaks the fewest instructions, or as many by less (60 words where
-the task allows 30 is nearer than 335: rules.instructions.miss), the draft on a tie; every round is recorded
+the task allows 30 is nearer than 335: rules.checks.miss), the draft on a tie; every round is recorded
 (``instruction_check``). A rewrite that is no longer
 the piece (it shrank it, or it is the task's words: rules.substance) is never kept, whatever it fixes; an
 answer that is no answer at all (the task copied back, a line where the task names an essay) is a problem to fix
@@ -49,8 +49,8 @@ from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import numeric_instructions
-from hierplan.rules.instructions import (ALWAYS, drop_chat_frame, problems, program_cased, read_instructions,
-                                         repair_by_program, total_miss)
+from hierplan.rules.checks import drop_chat_frame, problems, program_cased, repair_by_program, total_miss
+from hierplan.rules.instructions import ALWAYS, read_instructions
 from hierplan.rules.parts import part_count, parts_to_write, put_parts
 from hierplan.rules.kind import NUMERIC
 from hierplan.rules.substance import more_of_the_piece, not_the_piece, substance_lost
@@ -134,7 +134,7 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
 
 def closer(instructions: list[dict], answer: tuple[str, list[str]], kept: tuple[str, list[str]]) -> bool:
     """Whether ``answer`` (text, problems) breaks fewer instructions than ``kept``, or as many but by less
-    (rules.instructions.total_miss: 60 words for "at most 30" is closer than 335); a full tie keeps ``kept``."""
+    (rules.checks.total_miss: 60 words for "at most 30" is closer than 335); a full tie keeps ``kept``."""
     if len(answer[1]) != len(kept[1]):
         return len(answer[1]) < len(kept[1])
     return bool(answer[1]) and total_miss(instructions, answer[0]) < total_miss(instructions, kept[0])
@@ -161,7 +161,7 @@ def after_instruction_check(state: AgentState) -> Literal["reviser", "plain_answ
 
 def revise_messages(task: str, found: list[str], instructions: Iterable[dict] = ()) -> list:
     """The rewrite's prompt: the task and what the kept answer broke; a letter case asked for the whole answer is
-    the program's to apply (rules.instructions.CASE_KINDS)."""
+    the program's to apply (rules.checks.CASE_KINDS)."""
     case = "\n" + prompts.CASE_BY_PROGRAM if program_cased(instructions) else ""
     return [SystemMessage(prompts.REVISE_SYSTEM),
             HumanMessage(prompts.REVISE_USER.format(task=task, problems="\n".join(f"- {p}" for p in found),

@@ -1,6 +1,7 @@
-"""The explicit, checkable instructions a task states about its answer's form, and a check of an answer against
-them: how many bullet points, numbered steps or headings, how many words, words to avoid, how to begin and end,
-a Python code block, things to mention; with the form instructions of rules.form.
+"""The explicit, checkable instructions a task states about its answer's form, read from its words: how many
+bullet points, numbered steps or headings, how many words, words to avoid, how to begin and end, a Python code
+block, things to mention; with the form instructions of rules.form. An answer is checked against them in
+rules.checks.
 
 Read from the task's words by English patterns ("exactly 5 bullet points", "under 120 words", "do not use the word
 'simply'"), a cheap first reader: only instructions a program can check are read, and what the patterns do not
@@ -10,17 +11,14 @@ exactly (the final answer is revised against what fails: the check_instructions 
 
 from __future__ import annotations
 
-import ast
 import re
-from collections import Counter
 from typing import Any, Iterable
 
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
-from hierplan.config import MIN_LIST_ITEMS, REPEAT_LOOP_LINES, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
+from hierplan.config import MIN_LIST_ITEMS
 from hierplan.rules.form import QUOTED, read_form
-from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
-from hierplan.rules.text import PYTHON_LABELS, some_words, split_code
+from hierplan.rules.text import some_words
 from hierplan.rules.text import words as prose_words
 
 _N = r"(\d{1,4}|" + NUMBER_WORDS_PATTERN + r")"
@@ -78,14 +76,8 @@ _LIST_NOUN_RE = re.compile(r"^\s*(?:the\s+)?(?:following\s+)?(?:(?:key\s*)?(?:wo
 _NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit)\b|\d",
                             re.I)
 _HEADING_TEXT_RE = re.compile(r"['\"\u201c\u2018](#{1,6}\s+[^'\"\u201d\u2019]+)['\"\u201d\u2019]")
-
-# not a rule line ("* * *", "- - -"), which separates parts and lists nothing
-_BULLET_LINE_RE = re.compile(r"^ {0,1}(?!(?:[-*_][ \t]*){3,}$)[-*+\u2022][ \t]+\S")
-_NUMBERED_LINE_RE = re.compile(r"^ {0,1}(?:\d{1,3}[.)]|step\s+\d{1,3}[.:)]?)[ \t]+\S", re.I)
-_HEADING_LINE_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S")
 _STOPWORDS = frozenset("a an the of in on at to for and or with its their your our his her this that these those "
                        "both each every all some any how what why who which when where new".split())
-_MARKUP = "*_`#>\"' \t"
 
 
 def _number(text: str | None) -> int | None:
@@ -192,286 +184,3 @@ def _terms(clause: str) -> list[str]:
         if words and len(words) <= 4 and not _NOT_A_TERM_RE.search(part.strip()):
             terms.append(" ".join(words))
     return terms
-
-
-def _count_lines(prose: str, kind: str) -> int:
-    patterns = {"bullets": (_BULLET_LINE_RE,), "numbered": (_NUMBERED_LINE_RE,), "headings": (_HEADING_LINE_RE,),
-                "items": (_BULLET_LINE_RE, _NUMBERED_LINE_RE)}[kind]
-    return sum(1 for line in prose.splitlines() if any(p.match(line) for p in patterns))
-
-
-def list_lines(text: str) -> tuple[int, int]:
-    """(the prose's bullet or numbered lines, its non-empty lines): how much of an answer is a list."""
-    prose, _ = split_code(text)
-    lines = [line for line in prose.splitlines() if line.strip()]
-    return _count_lines(prose, "items"), len(lines)
-
-
-_ITEM_MARK_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
-
-
-def outside_code(lines: list[str]) -> list[bool]:
-    """For each line, whether it lies outside a fenced code block (a fence line itself is inside)."""
-    outside, in_code = [], False
-    for line in lines:
-        fence = line.lstrip().startswith(("```", "~~~"))
-        in_code = in_code != fence
-        outside.append(not in_code and not fence)
-    return outside
-
-
-def list_blocks(text: str) -> list[tuple[int, int]]:
-    """Each run of top-level list lines outside code, as (first, last) line numbers of ``text.splitlines()``:
-    blank lines and indented lines within a run belong to it (a nested item, an item's second paragraph)."""
-    lines = text.splitlines()
-    blocks: list[tuple[int, int]] = []
-    start = last = None
-    for k, (line, outside) in enumerate(zip(lines, outside_code(lines))):
-        if outside and (_BULLET_LINE_RE.match(line) or _NUMBERED_LINE_RE.match(line)):
-            start = k if start is None else start
-            last = k
-        elif start is not None and (not outside or (line.strip() and not line.startswith((" ", "\t")))):
-            blocks.append((start, last))
-            start = None
-    if start is not None:
-        blocks.append((start, last))
-    return blocks
-
-
-def put_list(text: str, items: list[str], kind: str) -> str:
-    """``text`` with its list (its one run of top-level list lines outside code: list_blocks) replaced by
-    ``items``, as bullet points ('- ') or, for ``kind`` "numbered", numbered lines; ``items`` alone when ``text``
-    has no list. A text with several lists is returned unchanged: which of them the count is about is not known."""
-    marked = [f"{n}. {item}" if kind == "numbered" else f"- {item}"
-              for n, item in enumerate((_ITEM_MARK_RE.sub("", " ".join(i.split())) for i in items), 1)]
-    lines = text.splitlines()
-    blocks = list_blocks(text)
-    if not blocks:
-        return "\n".join(marked)
-    if len(blocks) > 1:
-        return text
-    first, last = blocks[0]
-    return "\n".join([*lines[:first], *marked, *lines[last + 1:]])
-
-
-def _word_in(word: str, text: str) -> bool:
-    """The whole word, singular or plural ("executors" is mentioned by "executor", "routing" not by "route")."""
-    base = word[:-1] if word.lower().endswith("s") and len(word) > 3 else word
-    return re.search(rf"(?<![^\W_]){re.escape(base)}(?:s|es|'s|\u2019s)?(?![^\W_])", text, re.I) is not None
-
-
-def _lines(prose: str) -> list[str]:
-    return [line.strip().strip(_MARKUP) for line in prose.splitlines() if line.strip().strip(_MARKUP)]
-
-
-def problem(instruction: dict[str, Any], text: str) -> str | None:
-    """What ``text`` gets wrong about one instruction, in words the model can act on; None when it is met."""
-    prose, blocks = split_code(text)
-    kind = instruction["kind"]
-    if kind in ("bullets", "numbered", "headings", "items"):
-        n, lo, hi = _count_lines(prose, kind), instruction["min"], instruction["max"]
-        if (lo is None or n >= lo) and (hi is None or n <= hi):
-            return None
-        what = {"bullets": "bullet points ('- ' lines)", "numbered": "numbered lines ('1. ')",
-                "headings": "Markdown headings ('## ' lines)", "items": "list items"}[kind]
-        wanted = f"exactly {lo}" if lo == hi else (f"{lo} to {hi}" if lo is not None and hi is not None
-                                                    else f"at least {lo}" if lo is not None else f"at most {hi}")
-        nested = " (nested ones do not count: make every item a top-level line)" if kind != "headings" and any(
-            re.match(r"^\s{2,}(?:[-*+\u2022]|\d{1,3}[.)])\s", line) for line in prose.splitlines()) else ""
-        extra = (" (use bold text or list items for anything else)" if kind == "headings" and hi is not None and n > hi
-                 else "")
-        return f"it has {n} {what}{nested}; the task asks for {wanted}{extra}"
-    if kind == "heading_text":
-        want = instruction["text"].lstrip("#").strip().lower()
-        found = any(line.lstrip().startswith("#") and line.lstrip("# \t").strip().lower().startswith(want)
-                    for line in prose.splitlines())
-        return None if found else f"it lacks the heading line '{instruction['text']}'"
-    if kind == "words":
-        n, lo, hi = len(prose_words(prose)), instruction["min"], instruction["max"]
-        if lo is not None and n < lo:
-            return f"it has {n} words outside code; the task asks for at least {lo}"
-        if hi is not None and n > hi:
-            # A small model asked for "at most 99" trims a few words; a concrete, lower target it meets.
-            target = max(lo or 0, int(hi * SHORTEN_TO))
-            return (f"it has {n} words outside code; the task asks for at most {hi}: shorten it to about "
-                    f"{target} words ({max(1, round(target / WORDS_PER_SENTENCE))} short sentences or items)")
-        return None
-    if kind == "avoid_word":
-        word = instruction["word"]
-        found = re.search(r"(?<!\w)" + re.escape(word) + r"(?!\w)", prose, re.I)
-        return f"it uses the word '{word}', which the task forbids" if found else None
-    if kind == "begins_with":
-        lines = _lines(prose if not text.lstrip().startswith("```") else text)
-        want = instruction["text"].strip(_MARKUP)
-        ok = bool(lines) and lines[0].lower().startswith(want.lower())
-        return None if ok else f"its first line must begin with '{want}'"
-    if kind == "ends_with_question":
-        lines = _lines(prose)
-        return None if lines and lines[-1].rstrip(")").endswith("?") else (
-            "its last line must be a question, with nothing after it (no sign-off or name)")
-    if kind == "python_block":
-        code = [c for label, c in blocks if label in PYTHON_LABELS]
-        if not code:
-            return "it needs the code in a ```python block"
-        for block in code:
-            try:
-                ast.parse(block)
-            except SyntaxError as exc:
-                return f"its Python code block does not parse ({exc.msg}, line {exc.lineno})"
-        return None
-    if kind == "no_repeats":
-        seen: dict[str, int] = {}
-        for key in filter(None, map(_repeat_key, _lines(prose))):
-            seen[key] = seen.get(key, 0) + 1
-        repeated = [line for line, n in seen.items() if n > 1]
-        if repeated:
-            return (f"it repeats {len(repeated)} line(s) word for word, e.g. '{repeated[0]}': say each thing once "
-                    f"and drop the repeats")
-        short = Counter(key for key in (" ".join(prose_words(line.lower())) for line in _lines(prose)) if key)
-        looped = [(line, n) for line, n in short.most_common(1) if n >= REPEAT_LOOP_LINES]
-        if looped:
-            line, n = looped[0]
-            return f"it says '{line}' {n} times over instead of writing on: write the answer anew, each thing once"
-        return None
-    if kind == "mentions":
-        words = instruction["term"].split()
-        return None if all(_word_in(w, text) for w in words) else f"it does not mention {instruction['term']}"
-    if kind in FORM_KINDS:
-        return form_problem(instruction, text)
-    raise ValueError(f"unknown instruction kind {kind!r}")
-
-
-def _repeat_key(line: str) -> str | None:
-    """What no_repeats compares a line by, or None for a line too short to count."""
-    key = " ".join(prose_words(line.strip().strip(_MARKUP).lower()))
-    return key if len(key.split()) >= REPEAT_MIN_WORDS else None
-
-
-def drop_repeated_lines(text: str) -> str:
-    """``text`` without the later copies of a prose line said word for word before (no_repeats' test); code
-    blocks are left whole. Removing an exact copy loses nothing the answer said, where a rewrite from the task
-    alone gave the embedded model's demo a thinner list than the draft it replaced."""
-    seen: set[str] = set()
-    kept, in_code = [], False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            in_code = not in_code
-        key = None if in_code else _repeat_key(line)
-        if key is not None and key in seen:
-            continue
-        if key is not None:
-            seen.add(key)
-        kept.append(line)
-    return "\n".join(kept)
-
-
-# The letter case of the whole answer, which a program applies exactly (repair_by_program): the writer is not asked
-# for it. Asked for it, a small model took "in all lowercase letters" for a request to copy the task's words in that
-# case, or wrote a line where a poem was asked.
-CASE_KINDS = ("lowercase", "uppercase")
-
-
-def program_cased(instructions: Iterable[dict[str, Any]]) -> bool:
-    """Whether the answer's letter case is the program's to apply (the task asks for one case throughout)."""
-    return any(i.get("kind") in CASE_KINDS for i in instructions)
-
-
-FORM_KINDS = ("lowercase", "uppercase", "no_commas", "quoted", "ends_with", "json", "title", "highlights",
-              "placeholders", "postscript", "paragraphs", "sections", "two_responses", "sentences", "word_times",
-              "letter_times", "repeat_request")
-
-
-# A chat model's frame around the piece: an opening line that announces it ("Certainly! Here is the letter:") and
-# a closing remark about the request after a rule ("---\n\nThis letter includes the postscript as requested.").
-# The opener names what it announces (a "Here is the thing:" or "Sure as the sunrise, ...:" opens the piece itself).
-_FRAME_NOUNS = (r"(?:answer|response|reply|version|draft|rewrite|text|piece|letter|e-?mail|poem|haiku|limerick|"
-                r"sonnet|song|lyrics|rap|story|essay|article|post|blog|speech|script|review|summary|description|"
-                r"list|outline|plan|proposal|pitch|report|memo|note|message|riddle|joke|slogan|tweet|ad|"
-                r"advertisement|itinerary|rubric|resume|cover\s+letter|(?:\w+\s+)?ideas?|(?:\w+\s+)?names?)")
-_OPENER_RE = re.compile(r"^\s*(?:(?:certainly|sure|of\s+course|absolutely|okay|ok)\s*[!,.]\s*)?"
-                        r"(?:here(?:'s|\s+is|\s+are)|below\s+is|below\s+are)\b[^\n]*\b" + _FRAME_NOUNS
-                        + r"\b[^\n]*:\s*$|^\s*(?:certainly|sure|of\s+course|absolutely|okay|ok)\s*[!,.]\s*$", re.I)
-# A rule line that may set a frame off; *** is left alone (it separates paragraphs: rules.form_check).
-_RULE_RE = re.compile(r"^\s*(?:-{3,}|_{3,})\s*$")
-# A closing remark is about the request: it says how the answer meets it, in its first sentence.
-_REMARK_RE = re.compile(r"^\s*(?:\*{0,2}note:?\*{0,2}\s*)?(?:[^.!?\n]*\bas\s+(?:you\s+)?requested\b|"
-                        r"[^.!?\n]*\b(?:meets|follows|fulfil(?:l?s)|adheres\s+to|satisfies|complies\s+with)\s+"
-                        r"(?:all\s+(?:of\s+)?|each\s+of\s+|every\s+)?(?:the|your)\s+(?:task'?s?|instructions?|request|"
-                        r"requirements?|guidelines|constraints)\b|"
-                        r"this\s+(?:letter|poem|essay|story|response|answer|reply|post|version|draft|text)\s+"
-                        r"(?:includes|meets|follows|uses|contains|adheres|incorporates))", re.I)
-# A closing remark without a rule line before it: only one that says the answer meets the task's requirements.
-_META_REMARK_RE = re.compile(r"^\s*(?:\*{0,2}note:?\*{0,2}\s*)?[^.!?\n]*\b(?:meets|follows|fulfil(?:l?s)|adheres\s+to|"
-                             r"satisfies|complies\s+with)\s+(?:all\s+(?:of\s+)?|each\s+of\s+|every\s+)?(?:the|your)\s+"
-                             r"(?:task'?s?|instructions?|request|requirements?|guidelines|constraints)\b(?!\s+(?:of|for)\b)", re.I)
-# A closing line that gives the answer ("Final answer: 42") is never a frame.
-_ANSWER_LINE_RE = re.compile(r"^\W*final\s+answer\b", re.I | re.M)
-FRAME_MAX_WORDS = 40
-"""An opening line or closing remark longer than this is part of the answer, not its frame."""
-
-
-def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
-    """``text`` without a chat model's frame around the piece (an opening line announcing it, ending in ':'; a
-    closing remark about the request after a rule line, outside code), which is no part of what the task asked
-    for; kept when the task asks for how the answer begins (its words may be the frame's)."""
-    if any(i["kind"] in ("begins_with", "repeat_request") for i in instructions):
-        return text
-    lines = text.split("\n")
-    first = next((k for k, line in enumerate(lines) if line.strip()), None)
-    if first is not None and _OPENER_RE.match(lines[first]) and len(lines[first].split()) <= FRAME_MAX_WORDS:
-        rest = lines[first + 1:]
-        while rest and not rest[0].strip():
-            rest = rest[1:]
-        if rest and _RULE_RE.match(rest[0]):
-            rest = rest[1:]
-        if any(line.strip() for line in rest):
-            lines = rest
-    outside = outside_code(lines)
-    rules = [k for k, line in enumerate(lines) if outside[k] and _RULE_RE.match(line)]
-    if rules and all(outside[rules[-1]:]):
-        tail = "\n".join(lines[rules[-1] + 1:]).strip()
-        if tail and len(tail.split()) <= FRAME_MAX_WORDS and _REMARK_RE.match(tail) and \
-                not _ANSWER_LINE_RE.search(tail) and "\n".join(lines[:rules[-1]]).strip():
-            lines = lines[:rules[-1]]
-    # without a rule line, only a last paragraph (or line) that says the answer meets the task's requirements
-    last = max((k for k, line in enumerate(lines) if outside[k] and not line.strip()), default=None)
-    filled = [k for k, line in enumerate(lines) if line.strip()]
-    start = last + 1 if last is not None and filled and last < filled[-1] else (filled[-1] if filled else None)
-    if start is not None and all(outside[start:]) and any(line.strip() for line in lines[:start]):
-        tail = "\n".join(lines[start:]).strip()
-        if len(tail.split()) <= FRAME_MAX_WORDS and _META_REMARK_RE.match(tail) and not _ANSWER_LINE_RE.search(tail):
-            lines = lines[:start]
-    return "\n".join(lines).strip("\n") if lines != text.split("\n") else text
-
-
-def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
-    """``text`` with what a program can fix without losing anything: the chat frame dropped (drop_chat_frame),
-    lines said twice dropped, and the form instructions (case, commas, quotes, the ending, JSON) applied
-    (rules.form.fix_form)."""
-    return fix_form(instructions, drop_repeated_lines(drop_chat_frame(text, instructions)))
-
-
-def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:
-    return [p for p in (problem(i, text) for i in instructions) if p is not None]
-
-
-def miss(instruction: dict[str, Any], text: str) -> float:
-    """How far ``text`` is from meeting one instruction: 0 when it is met; for a count (words, list lines) the
-    distance from the bound as a share of it (at 335 words, "at most 30" is missed by 10.2, at 60 words by 1.0);
-    1 for anything else it breaks. What check_instructions compares two answers by when they break as many."""
-    if problem(instruction, text) is None:
-        return 0.0
-    kind = instruction["kind"]
-    if kind == "words" or kind in LIST_KINDS or kind == "headings":
-        prose, _ = split_code(text)
-        n = len(prose_words(prose)) if kind == "words" else _count_lines(prose, kind)
-        lo, hi = instruction["min"], instruction["max"]
-        if lo is not None and n < lo:
-            return (lo - n) / max(lo, 1)
-        if hi is not None and n > hi:
-            return (n - hi) / max(hi, 1)
-    return 1.0
-
-
-def total_miss(instructions: list[dict[str, Any]], text: str) -> float:
-    return sum(miss(i, text) for i in instructions)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hierplan.rules.instructions import LIST_KINDS, list_blocks, problem, put_list
+from hierplan.rules.checks import list_blocks, problem, put_list
+from hierplan.rules.instructions import LIST_KINDS
 
 BODY_KINDS = LIST_KINDS
 """Parts that reshape the answer's body (a list): at most one is written in a round. Paragraphs and sections are

@@ -8,7 +8,7 @@ instructions it fixes.
 
 Why: a small model asked to fix "it must end with X" can reply with X alone, and asked for exactly four bullets
 can copy the task's sentences into them; both break fewer checked instructions and leave the user with nothing.
-Fixes made by program (rules.instructions.repair_by_program) lose nothing the answer said and are not judged
+Fixes made by program (rules.checks.repair_by_program) lose nothing the answer said and are not judged
 here.
 
 The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is the
@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from hierplan.rules.instructions import LIST_KINDS, list_lines
+from hierplan.rules.checks import list_lines
+from hierplan.rules.instructions import LIST_KINDS
 from hierplan.rules.text import split_code, words
 
 KEEP_SHARE = 0.6
