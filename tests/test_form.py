@@ -332,3 +332,14 @@ def test_highlights_leave_a_required_ending_json_tables_and_numbers_whole():
     table = "Name | Age\nBob | 30\n\nAbout 3.5 million people live here."
     fixed = fix_form([{"kind": "highlights", "min": 1}], table)
     assert fixed == "Name | Age\nBob | 30\n\n*About 3.5 million people live here.*"
+
+
+def test_json_in_one_letter_case_keeps_its_escapes():
+    upper = [{"kind": "json"}, {"kind": "uppercase"}]
+    fixed = fix_form(upper, '{"note": "first line\\nsecond line, caf\\u00e9"}')
+    assert json.loads(fixed) == {"NOTE": "FIRST LINE\nSECOND LINE, CAFÉ"}
+    fenced = fix_form(upper, '```json\n{"steps": ["mix\\tstir", 2]}\n```')
+    assert fenced.startswith("```json\n") and fenced.endswith("\n```")
+    assert json.loads(fenced[len("```json\n"):-len("\n```")]) == {"STEPS": ["MIX\tSTIR", 2]}
+    # not JSON: the text as it is, cased
+    assert fix_form([{"kind": "uppercase"}], "one\\ntwo") == "ONE\\NTWO"

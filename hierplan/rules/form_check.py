@@ -195,6 +195,27 @@ def _is_json(text: str) -> bool:
     return True
 
 
+def _cased(text: str, case) -> str:
+    """``text`` in one letter case; JSON (fenced or not) through its values and keys, so its escapes stay escapes
+    (a "\\n" upper-cased is "\\N", no JSON)."""
+    if not _is_json(text.strip()):
+        return case(text)
+    fenced = re.match(r"^\s*(```[^\n]*\n)(.*?)(\n\s*```\s*)$", text, re.S)
+    body = fenced.group(2) if fenced else text
+    cased = json.dumps(_case_values(json.loads(body), case), ensure_ascii=False, indent=1)
+    return fenced.group(1) + cased + fenced.group(3) if fenced else cased
+
+
+def _case_values(value: Any, case) -> Any:
+    if isinstance(value, str):
+        return case(value)
+    if isinstance(value, list):
+        return [_case_values(v, case) for v in value]
+    if isinstance(value, dict):
+        return {case(k): _case_values(v, case) for k, v in value.items()}
+    return value
+
+
 # An answer that holds a JSON object: its opening brace and first key.
 _OBJECT_START_RE = re.compile(r'\{\s*"')
 
@@ -236,9 +257,9 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
     if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):
         text = repeat["text"] + "\n\n" + text.lstrip()
     if "lowercase" in kinds:
-        text = text.lower()
+        text = _cased(text, str.lower)
     elif "uppercase" in kinds:
-        text = text.upper()
+        text = _cased(text, str.upper)
     if "quoted" in kinds and form_problem(kinds["quoted"], text):
         text = '"' + text.strip().strip('"') + '"'
     return text
