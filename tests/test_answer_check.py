@@ -172,5 +172,9 @@ def test_a_word_problems_quantities_and_nouns_are_not_a_form_to_keep():
     assert numeric_instructions(problem) == [] and prose_asked(problem) is None
     assert prose_asked(problem + " Explain your reasoning.") == "the task asks to see the working"
     assert prose_asked(problem + " Reply in all lowercase letters.") == "the task states its answer's form (lowercase)"
+    # a word the task quotes for the answer to use is one
+    for ask in (" Use the word 'together' in your answer.", ' Include the word "together".'):
+        assert numeric_instructions(problem + ask) == [{"kind": "mentions", "term": "together"}]
+        assert prose_asked(problem + ask) == "the task states its answer's form (mentions)"
     # a question about the user's files is answered with what its program printed, in the format it asked
     assert prose_asked("What is the total in sales.csv? Show the steps.", with_files=True) is None

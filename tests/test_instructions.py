@@ -56,6 +56,11 @@ def describe(check):
      [{"kind": "mentions", "term": "oven"}, {"kind": "mentions", "term": "flour"},
       {"kind": "mentions", "term": "fresh bread"}]),
     ("Write a shopping checklist for a picnic.", [{"kind": "items", "min": 3, "max": None}]),
+    ("Describe the harbour. Use the words 'gull' and \"tide\" somewhere in your reply.",
+     [{"kind": "mentions", "term": "gull"}, {"kind": "mentions", "term": "tide"}]),
+    ("Bake the bread using the oven you have.", []),
+    ("Describe a door key but don't use the word 'key'.", [{"kind": "avoid_word", "word": "key"}]),
+    ("Use words in all capital letters (such as 'LOUD') at least twice.", []),
 ])
 def test_instructions_are_read_from_the_tasks_words(task, expected):
     assert read_instructions(task) == expected

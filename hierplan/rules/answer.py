@@ -85,7 +85,8 @@ WORKING_RE = re.compile(
     r"calculations?|maths?)\b|\bexplain\s+(?:your|the|how)\b|\bwalk\s+me\s+through\b|\breasoning\b|"
     r"\bhow\s+you\s+(?:got|arrived|reached|worked)\b", re.I)
 # Counts of list items read from a word problem are its quantities ("Max has 5 points"), and its nouns are not
-# words the answer must use: for a numeric task, only the instructions about the answer's form count.
+# words the answer must use: for a numeric task, only the instructions about the answer's form count, and a word
+# to mention only where the task quotes it ("use the word 'total'").
 NUMERIC_SKIPPED_KINDS = ("items", "bullets", "numbered", "mentions")
 
 
@@ -95,7 +96,12 @@ def numeric_instructions(task: str, with_files: bool = False) -> list[dict[str, 
     about the user's files (``with_files``): its answer is what its program printed, in the format it asked."""
     if with_files:
         return []
-    return [i for i in read_instructions(task) if i["kind"] not in NUMERIC_SKIPPED_KINDS]
+    return [i for i in read_instructions(task) if i["kind"] not in NUMERIC_SKIPPED_KINDS or _quoted_term(i, task)]
+
+
+def _quoted_term(instruction: dict[str, Any], task: str) -> bool:
+    term = instruction.get("term") if instruction["kind"] == "mentions" else None
+    return bool(term) and re.search(r"['\"\u201c\u2018]" + re.escape(term) + r"['\"\u201d\u2019]", task, re.I) is not None
 
 
 def prose_asked(task: str, with_files: bool = False) -> str | None:

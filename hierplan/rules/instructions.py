@@ -53,7 +53,10 @@ _END_QUESTION_RE = re.compile(r"\bend(?:s|ing)?\s+(?:it\s+|(?:the|your)\s+\w+\s+
 _PYTHON_BLOCK_RE = re.compile(r"```\s*python|\bpython\s+(?:code\s+)?block\b|\bcode\s+block\b.*\bpython\b|"
                               r"\bpython\b.*\bcode\s+block\b", re.I | re.S)
 # "cover" as a verb, not the noun of "a cover letter"
-_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|cover(?!\s+letters?\b)|covering)\s+"
+_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|cover(?!\s+letters?\b)|covering|"
+                         # "use the word 'total'", not "use the oven"
+                         r"(?:use|uses|using)(?=\s+(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?|keywords?)\s*:?\s*"
+                         r"['\"\u201c\u2018]))\s+"
                          r"(?:both\s+|all\s+of\s+)?([^.;:!?]+)", re.I)
 # Checked on every answer, whatever the task says: the same lines said twice.
 ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
@@ -72,6 +75,10 @@ _LIST_NOUN_RE = re.compile(r"^\s*(?:the\s+)?(?:following\s+)?(?:(?:key\s*)?(?:wo
                            r"(?:key\s*)?(?:word|term|phrase)(?=\s*['\"\u201c\u2018])|"
                            r"(?:key\s*)?word(?=\s+(?!(?:counts?|limits?|lengths?|order|choices?|play|games?|"
                            r"problems?|clouds?|lists?|banks?|of)\b)\w))\s*", re.I)
+# Where the task says the term goes ("... in your answer"): no part of the term.
+_WHERE_RE = re.compile(r"\s+(?:in|into|within|throughout|somewhere\s+in)\s+(?:your|the|this|my)\s+(?:\w+\s+)?(?:answer|reply|"
+                       r"response|text|output|writing|essay|post|story|poem|piece|letter|email|summary)\b.*$",
+                       re.I | re.S)
 # A phrase after "mention ... and" that is the next instruction, not a thing to mention.
 _NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit)\b|\d",
                             re.I)
@@ -158,7 +165,7 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
     if _PYTHON_BLOCK_RE.search(task):
         found.append({"kind": "python_block"})
     for m in _MENTION_RE.finditer(task):
-        if re.search(r"\b(?:not|never|without)\s+$", task[:m.start()]):
+        if re.search(r"(?:\bnot|\bnever|\bwithout|n't)\s+$", task[:m.start()]):
             continue
         found += [{"kind": "mentions", "term": t} for t in _terms(m.group(1))]
     return _unique(found + read_form(task))
@@ -179,7 +186,7 @@ def _terms(clause: str) -> list[str]:
     introduces a list ("the keywords 'x', 'y'") is not one of them."""
     parts = re.split(r",|\(|\)|\band\b|\bas\s+well\s+as\b|\bplus\b", clause)
     terms = []
-    for part in (_LIST_NOUN_RE.sub("", p, count=1) for p in parts):
+    for part in (_WHERE_RE.sub("", _LIST_NOUN_RE.sub("", p, count=1)) for p in parts):
         words = [w for w in prose_words(part) if w.lower() not in _STOPWORDS and len(w) > 2]
         if words and len(words) <= 4 and not _NOT_A_TERM_RE.search(part.strip()):
             terms.append(" ".join(words))
