@@ -11,13 +11,15 @@ at while tuning; ``--part validate``: a fixed sample of VALIDATE_SIZE rows drawn
 241-481; ``--part fresh``: another sample of FRESH_SIZE rows (seed FRESH_SEED) from the validate rows the first
 left, none of them read before its first run; ``--part fresh2``: a third (seed FRESH2_SEED) from the validate rows
 neither earlier sample took; ``--part fresh3``: a fourth (seed FRESH3_SEED) from the validate rows none of the three
-took. Systems: ``direct`` (the model alone, one call answering the prompt, the aggregator's token budget) and
+took; ``--part fresh4``: a fifth (seed FRESH4_SEED) from those none of the four took. Systems: ``direct`` (the
+model alone, one call answering the prompt, the aggregator's token budget) and
 ``hierplan`` (build_graph on the same model). Both read only the prompt; the checkers' arguments are read here,
 for scoring only. Every finished prompt is appended to --out at once; the same command resumes a killed run.
 The order of the systems alternates from prompt to prompt.
 
-``--phrasing paraphrased`` (validate, fresh, fresh2 and fresh3) runs the same rows worded as people write them, none
-of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,fresh2,fresh3}.jsonl: same keys and checker arguments).
+``--phrasing paraphrased`` (validate and every fresh part) runs the same rows worded as people write them, none
+of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,fresh2,fresh3,fresh4}.jsonl: same keys and
+checker arguments).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from ifeval_checkers import score  # noqa: E402 (bench-only; after the path is s
 
 TASKS = ROOT.parent / "shared" / "eval" / "instructions_dev.jsonl"
 PARAPHRASED = {part: ROOT / "bench" / "data" / "paraphrase" / f"ifeval_{part}.jsonl"
-               for part in ("validate", "fresh", "fresh2", "fresh3")}
+               for part in ("validate", "fresh", "fresh2", "fresh3", "fresh4")}
 TUNE_ROWS = range(0, 240)
 VALIDATE_ROWS = range(240, 481)
 VALIDATE_SIZE, VALIDATE_SEED = 40, 30
@@ -51,6 +53,11 @@ FRESH2_SIZE, FRESH2_SEED = 40, 43
 # A fourth, drawn on 2026-12-07 after fresh2's prompts had been read in blind readings: from the validate rows none of
 # the three took; none of its prompts read before its first run.
 FRESH3_SIZE, FRESH3_SEED = 40, 47
+# A fifth, drawn on 2026-12-07 after fresh3's first run: from the validate rows none of the four took.
+FRESH4_SIZE, FRESH4_SEED = 40, 53
+FRESH_PARTS = ("fresh", "fresh2", "fresh3", "fresh4")
+FRESH_DRAWS = ((FRESH_SIZE, FRESH_SEED), (FRESH2_SIZE, FRESH2_SEED), (FRESH3_SIZE, FRESH3_SEED),
+               (FRESH4_SIZE, FRESH4_SEED))
 SYSTEMS = ("direct", "hierplan")
 DIRECT_SYSTEM = "You are a helpful assistant. Do the task exactly as asked."
 TEMPERATURE, TOP_P = 0.2, 0.9
@@ -64,15 +71,11 @@ def select(rows: list[dict[str, Any]], part: str, limit: int | None, start: int 
         chosen = list(TUNE_ROWS)
     elif part == "validate":
         chosen = validate
-    else:  # fresh: from the validate rows the first sample did not take; fresh2: from those neither took; fresh3: ...
+    else:  # each fresh part: from the validate rows no earlier sample took
         rest = [i for i in VALIDATE_ROWS if i not in set(validate)]
-        chosen = sorted(random.Random(FRESH_SEED).sample(rest, FRESH_SIZE))
-        if part in ("fresh2", "fresh3"):
+        for size, seed in FRESH_DRAWS[:FRESH_PARTS.index(part) + 1]:
+            chosen = sorted(random.Random(seed).sample(rest, size))
             rest = [i for i in rest if i not in set(chosen)]
-            chosen = sorted(random.Random(FRESH2_SEED).sample(rest, FRESH2_SIZE))
-        if part == "fresh3":
-            rest = [i for i in rest if i not in set(chosen)]
-            chosen = sorted(random.Random(FRESH3_SEED).sample(rest, FRESH3_SIZE))
     picked = [(i + 1, rows[i]) for i in chosen if i < len(rows)][start - 1:]
     return picked[:limit] if limit else picked
 
@@ -145,7 +148,7 @@ def summarize(records: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", choices=["tune", "validate", "fresh", "fresh2", "fresh3"], required=True)
+    p.add_argument("--part", choices=["tune", "validate", "fresh", "fresh2", "fresh3", "fresh4"], required=True)
     p.add_argument("--start", type=int, default=1, help="begin at the part's N-th prompt (1: its first)")
     p.add_argument("--limit", type=int, help="N prompts only (from --start)")
     p.add_argument("--phrasing", choices=["original", "paraphrased"], default="original")
