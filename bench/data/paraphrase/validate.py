@@ -14,6 +14,9 @@ FRESH2_ROWS = [250, 254, 255, 257, 267, 269, 277, 278, 284, 290, 291, 297, 300, 
 # the fresh3 sample of bench/vs_instructions.py --part fresh3 (seed 47, validate rows none of the three earlier samples took)
 FRESH3_ROWS = [241, 243, 249, 251, 256, 264, 272, 307, 308, 316, 317, 327, 332, 334, 336, 340, 341, 348, 349, 350,
                354, 356, 362, 366, 367, 370, 372, 375, 377, 380, 388, 392, 401, 410, 420, 435, 438, 462, 466, 481]
+# the fresh4 sample of bench/vs_instructions.py --part fresh4 (seed 53, validate rows none of the four earlier samples took)
+FRESH4_ROWS = [265, 268, 270, 271, 273, 274, 276, 285, 287, 295, 296, 301, 305, 313, 322, 323, 324, 325, 335, 338,
+               346, 365, 368, 369, 381, 391, 395, 409, 423, 429, 432, 437, 439, 441, 450, 457, 458, 460, 472, 480]
 STOCK = ["double angular brackets", "markdown divider", "six asterisk", "section x", "p.p.s",
          "your entire response", "in your response, the word", "in your entire response, refrain from",
          "wrap your entire response with double quotation marks", "answer with at least", "answer with at most",
@@ -53,6 +56,7 @@ ife = check_ifeval("ifeval_validate.jsonl", ROWS)
 fresh = check_ifeval("ifeval_fresh.jsonl", FRESH_ROWS)
 fresh2 = check_ifeval("ifeval_fresh2.jsonl", FRESH2_ROWS)
 fresh3 = check_ifeval("ifeval_fresh3.jsonl", FRESH3_ROWS)
+fresh4 = check_ifeval("ifeval_fresh4.jsonl", FRESH4_ROWS)
 
 g = open(f"{SRC}/gsm8k_dev100.jsonl").read().splitlines()
 gs = load(f"{HERE}/gsm8k_validate.jsonl")
@@ -74,6 +78,6 @@ for i, (o, s) in enumerate(zip(wp, ws), 1):
     stock(o["question"], f"writing {i}")
     for r in s["requirements"]:
         if r["kind"] == "starts_with" and r["text"] not in o["question"]: err.append(f"writing {i}: begin text missing")
-print(f"ifeval {len(ife)}, ifeval fresh {len(fresh)}, ifeval fresh2 {len(fresh2)}, ifeval fresh3 {len(fresh3)}, gsm8k {len(gs)}, writing {len(wp)}")
+print(f"ifeval {len(ife)}, ifeval fresh {len(fresh)}, ifeval fresh2 {len(fresh2)}, ifeval fresh3 {len(fresh3)}, ifeval fresh4 {len(fresh4)}, gsm8k {len(gs)}, writing {len(wp)}")
 print("\n".join(err) if err else "all checks pass")
 sys.exit(1 if err else 0)
