@@ -96,6 +96,11 @@ class RunOptions:
         "whose long-term memories the run recalls and keeps (\"Remember that ...\"; default: local)",
         metavar="NAME"))
     """Whose memories the memory node reads and writes in the graph's store (None: config.DEFAULT_MEMORY_USER)."""
+    split_writing: bool = field(default=False, metadata=_opt(
+        "let the planner split a piece of writing with parts (a plan, an itinerary, a proposal) into steps "
+        "(default: one piece, which the final answer writes)"))
+    """A writing task that names a deliverable with parts, with no files or tools: True, the planner decides its
+    steps; False, one piece, planned by rule (rules.plan rule 1b)."""
     approve: bool = field(default=False, metadata=_opt("stop after planning until the plan is approved"))
     """Stop after planning until a person approves, edits or rejects the plan."""
     approve_tools: bool = field(default=False, metadata=_opt(

@@ -41,8 +41,8 @@ def read_log(path: str | Path) -> list[dict]:
 
 
 def question(index: int) -> str:
-    """Task ``index``'s question: it names parts ("steps"), so the planner plans it (one piece of writing is
-    planned by rule, rules.plan) and its steps run."""
+    """Task ``index``'s question: it names parts ("steps"), so in a run with split_writing the planner plans it
+    (one piece of writing is planned by rule, rules.plan) and its steps run."""
     return f"task-{index}: do the thing number {index} in steps"
 
 

@@ -53,8 +53,9 @@ def evaluate(folder: Path, n: int, fake: dict, db: str | None = None) -> list[di
 
     writer = ResultsWriter(folder / "results.jsonl")
     try:
-        run_eval_on_ray(make_tasks(n), {"fake": fake}, db=db or str(folder / "runs.sqlite"), actors=2,
-                        model_factory=FACTORY, thread_prefix="t", on_result=lambda r, *_: writer.write(r))
+        # split_writing: each question names parts ("steps"), and the planner plans it (ray_models.question)
+        run_eval_on_ray(make_tasks(n), {"fake": fake, "split_writing": True}, db=db or str(folder / "runs.sqlite"),
+                        actors=2, model_factory=FACTORY, thread_prefix="t", on_result=lambda r, *_: writer.write(r))
     finally:
         writer.close()
     return read_results(folder / "results.jsonl")

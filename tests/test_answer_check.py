@@ -99,8 +99,9 @@ def test_a_writing_task_with_a_program_asks_for_the_reply_itself_with_the_task_l
 
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm"])],
                                       "python_step": ["```python\nprint('class Planner: ...')\n```"]})
+    # a checklist has parts: with split_writing the planner plans it, a program among its steps
     build_graph(model, run_code=lambda code, before=(): type("R", (), {"ok": True, "stdout": "x\n", "error": None,
-                                                                     "exit_reason": "ok"})()
+                                                                     "exit_reason": "ok"})(), split_writing=True
                 ).invoke({"task": "Write a checklist for launching a small system in Python."},
                          {"configurable": {"thread_id": "w"}})
     [agg] = [c for c in model.calls if c["node"] == "aggregator"]

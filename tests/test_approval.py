@@ -16,7 +16,8 @@ CONFIG = {"configurable": {"thread_id": "ap"}}
 
 def waiting_graph():
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])]})
-    graph = build_graph(model=model, constrain=False, approve=True)
+    # a piece of writing with parts, split_writing: the planner plans it (without, one piece by rule)
+    graph = build_graph(model=model, constrain=False, approve=True, split_writing=True)
     out = graph.invoke({"task": "Draft a plan"}, CONFIG)
     return model, graph, out
 

@@ -17,8 +17,10 @@ from hierplan.cli.run_cmd import DEMO_TASK
 
 LIVE_EVENTS = {"planning", "kind", "steps_started", "code_attempt", "step_check", "node_started", "token",
                "instruction_check", "requirements"}
-# A writing task with parts (rules.plan PARTS_RE): the planner plans it (one piece of writing is planned by rule)
+# A writing task with parts (rules.plan PARTS_RE): the planner plans it where the run gives SPLIT (without it, a
+# piece of writing with parts is one piece planned by rule)
 TASK = "Compute it in steps"
+SPLIT = "--split-writing"
 
 
 @pytest.fixture
@@ -67,7 +69,7 @@ def test_a_question_asked_once_prints_its_plan_by_rule_and_the_stated_answer(mod
 
 def test_run_json_emits_one_event_per_line(models, db, capsys):
     models[0].append(three_llm_steps())
-    assert main(["run", TASK, "--json", "--db", db, "--run-id", "j1"]) == 0
+    assert main(["run", TASK, SPLIT, "--json", "--db", db, "--run-id", "j1"]) == 0
     every = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     live = [e for e in every if e["event"] in LIVE_EVENTS]
     events = [e for e in every if e["event"] not in LIVE_EVENTS]
@@ -117,10 +119,23 @@ def test_task_from_stdin_and_interactive_prompt(models, db, capsys, monkeypatch)
 
 
 def test_demo_runs_the_logistics_checklist_task(models, db, capsys):
-    models[0].append(three_llm_steps())
+    """The demo runs with the defaults: its checklist (a deliverable with parts) is one piece, planned by rule
+    without a planner call (rules.plan rule 1b), and the final answer writes it."""
+    checklist = ("- Write the planner agent\n- Write the routing and inventory executor agents\n"
+                 "- Keep past decisions in a memory store\n- Run it all in Colab")
+    models[0].append({"aggregator": [checklist]})
     assert main(["demo", "--db", db]) == 0
-    [planner_prompt] = [c["messages"][-1].content for c in models[1][0].calls if c["node"] == "planner"]
-    assert DEMO_TASK in planner_prompt and "logistics" in DEMO_TASK and "inventory" in DEMO_TASK
+    out = capsys.readouterr().out
+    assert "Plan (rule)" in out
+    assert [c["node"] for c in models[1][0].calls] == ["read_requirements", "aggregator"]  # no planner, no step
+    [answer_prompt] = [c["messages"][-1].content for c in models[1][0].calls if c["node"] == "aggregator"]
+    assert DEMO_TASK in answer_prompt and "logistics" in DEMO_TASK and "inventory" in DEMO_TASK
+    [run] = run_ids(db, capsys)
+    assert run["status"] == "done" and run["task"] == DEMO_TASK
+    assert main(["show", run["id"], "--json", "--db", db]) == 0
+    state = json.loads(capsys.readouterr().out)["state"]
+    assert state["plan_source"] == "rule" and [r["tool"] for r in state["results"]] == ["none"]
+    assert state["final"] == checklist
 
 
 @pytest.mark.parametrize("argv, stdin, message", [
@@ -142,7 +157,7 @@ def test_usage_errors_exit_2_with_one_line(models, db, capsys, monkeypatch, argv
 def test_failed_run_is_resumed_without_redoing_steps(models, db, capsys):
     scripts, made = models
     scripts.append(three_llm_steps(llm_step=["first answer", RuntimeError("GPU on fire")]))
-    assert main(["run", TASK, "--db", db, "--run-id", "r1"]) == 1
+    assert main(["run", TASK, SPLIT, "--db", db, "--run-id", "r1"]) == 1
     err = capsys.readouterr().err
     assert "GPU on fire" in err and "hierplan resume r1" in err and "Traceback" not in err
     assert run_ids(db, capsys)[0]["status"] == "failed"
@@ -156,7 +171,7 @@ def test_failed_run_is_resumed_without_redoing_steps(models, db, capsys):
 
 def test_show_prints_plan_outputs_final_and_token_totals(models, db, capsys):
     models[0].append(three_llm_steps())
-    main(["run", TASK, "--db", db, "--run-id", "s1"])
+    main(["run", TASK, SPLIT, "--db", db, "--run-id", "s1"])
     capsys.readouterr()
     assert main(["show", "s1", "--db", db]) == 0
     out = capsys.readouterr().out
@@ -170,7 +185,7 @@ def test_show_prints_plan_outputs_final_and_token_totals(models, db, capsys):
 def test_run_and_show_print_a_replan_the_same_way(models, db, capsys):
     """A failed step whose revision is unusable: the live output and `show` give the same block, with the reason."""
     models[0].append(three_llm_steps(python_step=[], replanner=["no revision here"]))  # default code: a SyntaxError
-    assert main(["run", TASK, "--db", db, "--run-id", "r1"]) == 0
+    assert main(["run", TASK, SPLIT, "--db", db, "--run-id", "r1"]) == 0
     ran = capsys.readouterr().out
     assert main(["show", "r1", "--db", db]) == 0
     shown = capsys.readouterr().out
@@ -220,7 +235,7 @@ def test_corrupt_database_is_one_clear_error(tmp_path, capsys):
 def test_debug_shows_the_traceback(models, db):
     models[0].append(three_llm_steps(llm_step=[RuntimeError("boom")]))
     with pytest.raises(RuntimeError, match="boom"):
-        main(["run", TASK, "--db", db, "--debug"])
+        main(["run", TASK, SPLIT, "--db", db, "--debug"])
 
 
 def test_graph_mermaid_and_ascii(capsys):
@@ -273,7 +288,7 @@ def test_png_on_a_machine_without_font_configuration_warns_on_stderr(tmp_path, c
 def test_drawing_without_a_loadable_pygraphviz_is_one_line_and_nothing_on_stdout(models, db, tmp_path, capsys,
                                                                                  monkeypatch):
     models[0].append(three_llm_steps())
-    assert main(["run", TASK, "--db", db, "--run-id", "d1"]) == 0
+    assert main(["run", TASK, SPLIT, "--db", db, "--run-id", "d1"]) == 0
     capsys.readouterr()
     monkeypatch.setitem(sys.modules, "pygraphviz", None)  # `import pygraphviz` raises ImportError, as a broken wheel
     for argv in (["graph", "--png", str(tmp_path / "g.png")], ["show", "d1", "--db", db, "--svg", str(tmp_path / "r.svg"),
@@ -288,7 +303,7 @@ def test_drawing_without_a_loadable_pygraphviz_is_one_line_and_nothing_on_stdout
 def test_show_draws_a_run_with_a_replan_as_png_svg_and_mermaid(models, db, tmp_path, capsys):
     revision = json.dumps({"steps": [{"id": 1, "title": "Do it in words", "instruction": "x", "tool": "llm"}]})
     models[0].append(three_llm_steps(python_step=[], replanner=[revision]))  # default code: a SyntaxError
-    assert main(["run", TASK, "--db", db, "--run-id", "p2"]) == 0
+    assert main(["run", TASK, SPLIT, "--db", db, "--run-id", "p2"]) == 0
     capsys.readouterr()
     png, svg = tmp_path / "run.png", tmp_path / "run.svg"
     assert main(["show", "p2", "--db", db, "--png", str(png), "--svg", str(svg), "--mermaid"]) == 0
@@ -306,7 +321,7 @@ def test_show_draws_a_run_with_a_replan_as_png_svg_and_mermaid(models, db, tmp_p
 
 def test_show_draws_a_run_waiting_for_approval(models, db, capsys):
     models[0].append(three_llm_steps())
-    assert main(["run", TASK, "--db", db, "--run-id", "w1", "--approve"]) == 0  # no terminal: it waits
+    assert main(["run", TASK, SPLIT, "--db", db, "--run-id", "w1", "--approve"]) == 0  # no terminal: it waits
     capsys.readouterr()
     assert main(["show", "w1", "--db", db, "--mermaid"]) == 0
     out = capsys.readouterr().out
@@ -320,7 +335,7 @@ def test_show_prints_the_answer_check(models, db, capsys, monkeypatch):
     from hierplan.app import runs
 
     models[0].append(three_llm_steps())
-    assert main(["run", TASK, "--db", db, "--run-id", "c1"]) == 0
+    assert main(["run", TASK, SPLIT, "--db", db, "--run-id", "c1"]) == 0
     real = runs.run_state
 
     def with_check(db_path, run_id):
@@ -388,7 +403,7 @@ REVISION = json.dumps({"steps": [{"id": 1, "title": "Try again", "instruction": 
 
 def eval_tasks(tmp_path, n=1):
     path = tmp_path / "tasks.jsonl"
-    # each question names parts ("steps"): the planner plans it (one piece of writing is planned by rule)
+    # each question names parts ("steps"): the planner plans it with split_writing (without, one piece by rule)
     path.write_text("".join(json.dumps({"question": f"Question {i} in steps", "answer": "#### 7"}) + "\n"
                             for i in range(n)))
     return str(path)
@@ -402,12 +417,12 @@ def test_eval_max_replans_decides_whether_a_failed_step_is_replanned(models, tmp
     scripts.append({"planner": [plan_json(["llm", "llm", "llm"])], "llm_step": ["", "two", "three"],
                     "replanner": [REVISION], "aggregator": ["#### 7"]})
     out = tmp_path / "out"
-    assert main(["eval", eval_tasks(tmp_path), "--out", str(out), "--max-replans", max_replans]) == 0
+    assert main(["eval", eval_tasks(tmp_path), "--out", str(out), "--max-replans", max_replans, SPLIT]) == 0
     assert made[0].count("replanner") == replanner_calls
     meta = json.loads((out / "summary.json").read_text())["meta"]
     assert meta["max replans"] == int(max_replans)
     # the real command line, recorded by main()
-    assert meta["command"] == f"hierplan eval {eval_tasks(tmp_path)} --out {out} --max-replans {max_replans}"
+    assert meta["command"] == f"hierplan eval {eval_tasks(tmp_path)} --out {out} --max-replans {max_replans} {SPLIT}"
     [row] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert row["steps_done"] == len(step_ids)
 
@@ -460,7 +475,7 @@ def test_concurrency_runs_tasks_at_once_and_reports_each_as_it_finishes(tmp_path
         return "#### " + messages[-1].content.split("Question ", 1)[1].split()[0]
 
     model = ScriptedChatModel(default={"planner": planner, "aggregator": aggregator})
-    graph = build_graph(model, constrain=False)
+    graph = build_graph(model, constrain=False, split_writing=True)  # the planners run
     seen = []
     records = run_eval(graph, load_tasks(eval_tasks(tmp_path, 4)), thread_prefix="c", concurrency=3,
                        on_result=lambda r, i, n: seen.append((r["index"], i, n)))
@@ -484,7 +499,7 @@ def test_concurrency_one_runs_one_task_at_a_time(tmp_path):
         active[0] -= 1
         return plan_json(["llm"] * 3)
 
-    graph = build_graph(ScriptedChatModel(default={"planner": planner}), constrain=False)
+    graph = build_graph(ScriptedChatModel(default={"planner": planner}), constrain=False, split_writing=True)
     run_eval(graph, load_tasks(eval_tasks(tmp_path, 3)), concurrency=1)
     assert most == [1]
     with pytest.raises(ValueError, match="at least 1"):
@@ -505,7 +520,7 @@ def test_the_run_record_names_the_model_its_engine_and_quantization(models, db, 
     fake = ScriptedChatModel(script=three_llm_steps(), metadata={"hierplan_model": info})
     monkeypatch.setattr(hierplan.models, "load_chat_model", lambda *a, **k: fake)
     monkeypatch.setenv("COLUMNS", "200")  # the runs table on one line
-    assert main(["run", TASK, "--json", "--db", db, "--run-id", "m1"]) == 0
+    assert main(["run", TASK, SPLIT, "--json", "--db", db, "--run-id", "m1"]) == 0
     started = json.loads(capsys.readouterr().out.splitlines()[0])
     recorded = {k: info[k] for k in ("name", "engine", "quantization", "device")}
     assert started["event"] == "run_started" and started["model"] == recorded

@@ -26,8 +26,8 @@ TOOLS = ["llm", "python"] * (N_STEPS // 2)
 
 
 def task_of(tag: str) -> str:
-    """The run's task: it names its run, and a deliverable with parts ("plan"), so the planner plans it (one
-    piece of writing is planned by rule, rules.plan)."""
+    """The run's task: it names its run, and a deliverable with parts ("plan"), so the planner plans it in a run
+    with split_writing (without it, one piece of writing planned by rule, rules.plan)."""
     return f"task of {tag}: draft a plan"
 
 
@@ -78,7 +78,7 @@ def test_runs_in_threads_share_one_database(tmp_path, shared):
     def work(tag: str) -> None:
         try:
             saver = one if shared else open_checkpointer(db)
-            graph = build_graph(tagged_model(tag), saver, run_code=fake_runner, constrain=False)
+            graph = build_graph(tagged_model(tag), saver, run_code=fake_runner, constrain=False, split_writing=True)
             barrier.wait()
             out = graph.invoke({"task": task_of(tag)}, {"configurable": {"thread_id": tag}})
             assert out["final"] == f"{tag} final"
@@ -109,7 +109,7 @@ def test_one_graph_serves_several_threads_at_once(tmp_path):
 
     model = ScriptedChatModel(default={n: reply(n) for n in ("planner", "llm_step", "python_step", "aggregator")})
     saver = open_checkpointer(db)
-    graph = build_graph(model, saver, run_code=fake_runner, constrain=False)
+    graph = build_graph(model, saver, run_code=fake_runner, constrain=False, split_writing=True)
     errors = []
 
     def work(tag):
@@ -132,8 +132,8 @@ def test_cli_runs_in_separate_processes_on_one_fresh_database(tmp_path):
     procs = {}
     for tag in tags:
         env = dict(os.environ, HIERPLAN_WORKER_SPEC=json.dumps({"plan": ["llm"] * N_STEPS, "tag": tag}))
-        procs[tag] = subprocess.Popen([sys.executable, WORKER, "run", "--json", "--db", db, "--run-id", tag,
-                                       task_of(tag)], env=env, stdout=subprocess.PIPE,
+        procs[tag] = subprocess.Popen([sys.executable, WORKER, "run", "--split-writing", "--json", "--db", db,
+                                       "--run-id", tag, task_of(tag)], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True)
     for tag, proc in procs.items():
         out, err = proc.communicate(timeout=120)
@@ -158,7 +158,8 @@ def test_reading_runs_while_another_process_writes(tmp_path):
 
     db = str(tmp_path / "live.sqlite")
     env = dict(os.environ, HIERPLAN_WORKER_SPEC=json.dumps({"plan": ["llm"] * 8, "tag": "w"}))
-    proc = subprocess.Popen([sys.executable, WORKER, "run", "--json", "--db", db, "--run-id", "w", "Draft a plan"],
+    proc = subprocess.Popen([sys.executable, WORKER, "run", "--split-writing", "--json", "--db", db, "--run-id", "w",
+                             "Draft a plan"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = set()
     while proc.poll() is None:

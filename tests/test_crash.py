@@ -23,7 +23,8 @@ from fakes import integrity
 from helpers import WORKER, cli, events, one_line_error, saved_values, statuses
 
 PLAN = ["llm", "python", "llm", "llm"]  # 4 steps, each depending on the ones before (no depends_on)
-# Tasks with parts (rules.plan PARTS_RE): the planner plans them; one piece of writing is planned by rule
+# Tasks with parts (rules.plan PARTS_RE): with --split-writing the planner plans them; without it, one piece of
+# writing is planned by rule
 TASK = "Do the four steps"
 STEPS = [1, 2, 3, 4]
 
@@ -100,7 +101,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
     spec = {"plan": PLAN, "pause": {**pause, "seconds": 60},
             "code": sandbox_code(token) if point == "python_step_sandbox" else "print(42)"}
 
-    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, TASK],
+    proc = spawn(["run", "--split-writing", "--json", "--db", db, "--run-id", run_id, TASK],
                  worker_env(tmp_path, spec, "calls1.json"))
     where = wait_for(tmp_path / "paused", proc)
     if point == "python_step_sandbox":
@@ -154,7 +155,7 @@ def test_sigkill_anywhere_then_resume_loses_and_repeats_nothing(tmp_path, point)
 def test_a_run_killed_twice_still_finishes_once(tmp_path):
     """Killed during step 3, resumed, killed again in the aggregator, resumed again."""
     db, run_id = str(tmp_path / "runs.sqlite"), "twice"
-    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, TASK],
+    proc = spawn(["run", "--split-writing", "--json", "--db", db, "--run-id", run_id, TASK],
                  worker_env(tmp_path, {"plan": PLAN, "pause": {"at": "llm_step", "step": 3}}, "c1.json"))
     wait_for(tmp_path / "paused", proc)
     kill9(proc)
@@ -177,7 +178,7 @@ def test_a_run_killed_twice_still_finishes_once(tmp_path):
 def test_resume_refuses_a_run_whose_process_is_alive(tmp_path):
     """While the run's process lives, it is 'running' and resume says so (exit 2) and changes nothing."""
     db, run_id = str(tmp_path / "runs.sqlite"), "alive"
-    proc = spawn(["run", "--json", "--db", db, "--run-id", run_id, TASK],
+    proc = spawn(["run", "--split-writing", "--json", "--db", db, "--run-id", run_id, TASK],
                  worker_env(tmp_path, {"plan": PLAN, "pause": {"at": "llm_step", "step": 3}}, "c1.json"))
     try:
         wait_for(tmp_path / "paused", proc)
@@ -200,9 +201,10 @@ def test_real_model_run_killed_during_a_step_is_resumed(tmp_path):
     db, run_id = str(tmp_path / "runs.sqlite"), "real-kill"
     env = dict(os.environ, HIERPLAN_WORKER_REAL="1", PYTHONUNBUFFERED="1")
     # --max-new-tokens caps the planner too: its JSON cannot fit, so the fixed 3-step fallback plan is used
-    # (the task names parts, "steps", so the planner plans it: one piece of writing is planned by rule).
+    # (the task names parts, "steps", so with --split-writing the planner plans it: one piece of writing is
+    # planned by rule).
     argv = ["run", "--json", "--db", db, "--run-id", run_id, "--max-new-tokens", "6", "--seed", "1",
-            "--sequential", "Name two colours in three steps."]
+            "--sequential", "--split-writing", "Name two colours in three steps."]
     proc = spawn(argv, env)
     lines: list[str] = []
     planned = threading.Event()

@@ -43,13 +43,14 @@ def matches_snapshot(name: str, text: str) -> None:
     assert text == path.read_text()
 
 
-# Each run's task names parts ("steps"), so the planner plans it: one piece of writing is planned by rule.
+# Each run's task names parts ("steps", "plan") and its graph has split_writing, so the planner plans it: without
+# split_writing, a piece of writing with parts is one piece planned by rule.
 @pytest.fixture
 def failed_run():
     """Step 2 (python) fails after its repairs; with max_replans=0 the run goes on: step 3 done, an answer."""
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm"], depends={3: [1]})]},
                               default={"aggregator": "The total is 42 apples."})
-    graph = build_graph(model, run_code=failing_runner, constrain=False, max_replans=0)
+    graph = build_graph(model, run_code=failing_runner, constrain=False, max_replans=0, split_writing=True)
     return fixed_seconds(graph.invoke({"task": "Count the apples in steps"}, CONFIG))
 
 
@@ -59,7 +60,7 @@ def replanned_run():
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm", "llm"])],
                                       "replanner": [REVISION]},
                               default={"aggregator": "It is 42."})
-    graph = build_graph(model, run_code=failing_runner, constrain=False)
+    graph = build_graph(model, run_code=failing_runner, constrain=False, split_writing=True)
     values = fixed_seconds(graph.invoke({"task": "Add the numbers in steps"}, CONFIG))
     return values, list(graph.get_state_history(CONFIG))
 
@@ -69,7 +70,7 @@ def waiting_run():
     """approve=True: the plan (a diamond: 2 and 3 after 1, 4 after both) waits for a person."""
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm", "llm"],
                                                             depends={2: [1], 3: [1], 4: [2, 3]})]})
-    graph = build_graph(model, constrain=False, approve=True)
+    graph = build_graph(model, constrain=False, approve=True, split_writing=True)
     graph.invoke({"task": "Plan a trip"}, CONFIG)
     return graph, model
 

@@ -131,7 +131,8 @@ def task_of(messages) -> str:
 
 
 # Per task: planner reply (garbage -> retry), python code on first try, final answer. Each task names parts
-# ("steps", "plan"), so the planner plans it: one piece of writing is planned by rule (rules.plan).
+# ("steps", "plan"), so the planner plans it in a run with split_writing: without it, one piece of writing is
+# planned by rule (rules.plan).
 TASKS = [
     {"question": "Q1 repaired in steps", "answer": "1 + 41\n#### 42"},
     {"question": "Q2 retry plan", "answer": "#### 1,000"},
@@ -183,7 +184,7 @@ def tasks_file(tmp_path, tasks=TASKS):
 
 def test_harness_counts_plan_paths_python_repairs_tokens_and_errors(tmp_path):
     model = make_model()
-    graph = build_graph(model, run_code=fake_runner, constrain=False)
+    graph = build_graph(model, run_code=fake_runner, constrain=False, split_writing=True)
     seen = []
     records = run_eval(graph, load_tasks(tasks_file(tmp_path)), thread_prefix="t",
                        on_result=lambda r, i, n: seen.append((i, n)))
@@ -286,9 +287,10 @@ def loads(monkeypatch):
 
 
 def cli(argv: list[str]) -> int:
+    """`hierplan eval --split-writing ARGV...`: the planner plans TASKS, which name parts."""
     parser = argparse.ArgumentParser(prog="hierplan")
     eval_cmd.add_parser(parser.add_subparsers(required=True))
-    args = parser.parse_args(["eval", *argv])
+    args = parser.parse_args(["eval", "--split-writing", *argv])
     return args.func(args)
 
 

@@ -25,7 +25,8 @@ from hierplan.cli.main import main
 from hierplan.store import RunStore
 
 PLAN = ["llm", "llm", "llm"]
-# A task with parts (rules.plan PARTS_RE), so the planner plans it; one piece of writing is planned by rule
+# A task with parts (rules.plan PARTS_RE), so the planner plans it with --split-writing; without it, one piece of
+# writing is planned by rule
 TASK = "Draft a plan"
 OPEN_RACE_ROUNDS, OPEN_RACE_PROCESSES = 60, 4
 
@@ -51,7 +52,7 @@ def results_of(db: str, run_id: str, pending: bool = False) -> list:
 def existing_run(models, db, capsys, run_id="keep"):
     """A finished run that every fault below must leave as it is."""
     models[0].append(script())
-    assert main(["run", "keep this plan", "--db", db, "--run-id", run_id]) == 0
+    assert main(["run", "keep this plan", "--split-writing", "--db", db, "--run-id", run_id]) == 0
     capsys.readouterr()
 
 
@@ -150,8 +151,8 @@ def test_database_locked_in_the_middle_of_a_run(tmp_path):
     db = str(tmp_path / "mid.sqlite")
     spec = {"plan": PLAN, "busy_timeout_ms": 300, "pause": {"at": "llm_step", "step": 2, "seconds": 1}}
     env = dict(os.environ, HIERPLAN_WORKER_SPEC=json.dumps(spec), HIERPLAN_WORKER_DIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, WORKER, "run", TASK, "--db", db, "--run-id", "m"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, WORKER, "run", TASK, "--split-writing", "--db", db, "--run-id", "m"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while not (tmp_path / "paused").exists():
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.02)
@@ -258,7 +259,7 @@ def test_disk_full_on_a_checkpoint_write(models, db, capsys, monkeypatch, method
     monkeypatch.setattr(SqliteSaver, method, full)
     scripts, made = models
     scripts.append(script(llm_step=["one", second]))
-    assert main(["run", TASK, "--db", db, "--run-id", "full"]) == 1
+    assert main(["run", TASK, "--split-writing", "--db", db, "--run-id", "full"]) == 1
     one_line_error(capsys.readouterr().err, "database or disk is full", "hierplan resume full")
     assert statuses(db) == {"full": "failed"}
     saved = results_of(db, "full", pending=True)  # a finished step's writes are kept even if its checkpoint is not
@@ -280,7 +281,7 @@ def test_disk_full_on_a_checkpoint_write(models, db, capsys, monkeypatch, method
 def test_a_node_whose_model_raises_fails_the_run_and_resumes(models, db, capsys, node):
     scripts, made = models
     scripts.append(script(**{node: [RuntimeError("CUDA error:\n  device-side assert\ttriggered")]}))
-    assert main(["run", TASK, "--db", db, "--run-id", "r"]) == 1
+    assert main(["run", TASK, "--split-writing", "--db", db, "--run-id", "r"]) == 1
     one_line_error(capsys.readouterr().err, "CUDA error: device-side assert triggered", "hierplan resume r")
     assert statuses(db) == {"r": "failed"}
     scripts.append(script())
@@ -294,7 +295,7 @@ def test_a_python_step_whose_model_raises(models, db, capsys):
     scripts, made = models
     scripts.append({"planner": [plan_json(["llm", "python", "llm"])], "llm_step": ["one", "three"],
                     "python_step": [OSError("connection reset")], "aggregator": ["FINAL"]})
-    assert main(["run", TASK, "--db", db, "--run-id", "p"]) == 1
+    assert main(["run", TASK, "--split-writing", "--db", db, "--run-id", "p"]) == 1
     one_line_error(capsys.readouterr().err, "OSError: connection reset")
     scripts.append({"python_step": ["print(6 * 7)"], "llm_step": ["three"], "aggregator": ["FINAL"]})
     assert main(["resume", "p", "--db", db]) == 0
@@ -307,7 +308,7 @@ def test_a_model_that_cannot_load_fails_clearly_and_resumes(models, db, capsys):
 
     scripts, made = models
     scripts.append(ModelLoadError("cannot load model 'nope': no such folder"))
-    assert main(["run", TASK, "--db", db, "--run-id", "l"]) == 1
+    assert main(["run", TASK, "--split-writing", "--db", db, "--run-id", "l"]) == 1
     one_line_error(capsys.readouterr().err, "no such folder", "hierplan resume l")
     assert statuses(db) == {"l": "failed"}
     scripts.append(script())
@@ -319,7 +320,7 @@ def test_a_model_that_cannot_load_fails_clearly_and_resumes(models, db, capsys):
 def test_ctrl_c_in_a_step_marks_the_run_interrupted(models, db, capsys):
     scripts, made = models
     scripts.append(script(llm_step=["one", KeyboardInterrupt()]))
-    assert main(["run", TASK, "--db", db, "--run-id", "c"]) == 130
+    assert main(["run", TASK, "--split-writing", "--db", db, "--run-id", "c"]) == 130
     err = capsys.readouterr().err
     assert "hierplan resume c" in err and "Traceback" not in err
     assert statuses(db) == {"c": "interrupted"}
@@ -338,7 +339,7 @@ def test_locked_mid_run_error_still_says_how_to_resume(models, db, capsys, monke
 
     models[0].append(script(llm_step=["one", lock_then_answer]))
     try:
-        assert main(["run", TASK, "--db", db, "--run-id", "m"]) == 1
+        assert main(["run", TASK, "--split-writing", "--db", db, "--run-id", "m"]) == 1
         one_line_error(capsys.readouterr().err, "database is locked", "hierplan resume m")
     finally:
         holder.rollback()

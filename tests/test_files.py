@@ -290,9 +290,10 @@ def test_a_python_step_reads_the_file_and_its_chart_and_table_are_kept(sales, tm
 
 def test_without_files_the_prompts_are_unchanged():
     model = ScriptedChatModel(script={"planner": [plan_json(["python", "llm", "llm"])], "python_step": ["print(2)"]})
-    # a task with parts ("steps"): the planner and the steps are asked too (one piece of writing is planned by rule)
-    build_graph(model, constrain=False).invoke({"task": "Write about two in steps"},
-                                               {"configurable": {"thread_id": "f2"}})
+    # a task with parts ("steps"), split_writing: the planner and the steps are asked too (one piece of writing is
+    # planned by rule)
+    build_graph(model, constrain=False, split_writing=True).invoke({"task": "Write about two in steps"},
+                                                                   {"configurable": {"thread_id": "f2"}})
     assert model.count("planner") == 1 and model.count("python_step") == 1
     for call in model.calls:
         text = "\n".join(str(m.content) for m in call["messages"])

@@ -19,7 +19,8 @@ def run(tools, *, model_script=None, runner=None, depends=None, task="Solve it i
     script = {"planner": [plan_json(tools, depends=depends)], **(model_script or {})}
     model = ScriptedChatModel(script=script, default={"python_step": "print('py')"})
     runner = runner or scripted_runner([FakeExecution(True, f"out {i}\n") for i in range(20)])
-    graph = build_graph(model=model, run_code=runner, constrain=False)
+    # a piece of writing in steps: the planner's (split_writing), as these tests of the steps need
+    graph = build_graph(model=model, run_code=runner, constrain=False, split_writing=True)
     out = graph.invoke({"task": task}, CONFIG)
     # a writing task's requirements are read first (tests/test_read_requirements.py); these tests index the rest
     model.calls[:] = [c for c in model.calls if c["node"] != "read_requirements"]

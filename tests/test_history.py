@@ -7,7 +7,7 @@ import json
 from fakes import plan_json
 from hierplan.cli.main import main
 
-TASK = "Draft a plan"  # a deliverable with parts: the planner plans it (rules.plan)
+TASK = "Draft a plan"  # a deliverable with parts: the planner plans it with --split-writing (rules.plan)
 
 
 def test_history_then_fork_from_after_step_one(models, tmp_path, capsys):
@@ -15,7 +15,7 @@ def test_history_then_fork_from_after_step_one(models, tmp_path, capsys):
     db = str(tmp_path / "h.sqlite")
     scripts.append({"planner": [plan_json(["llm", "llm", "llm"])], "llm_step": ["one", "two", "three"],
                     "aggregator": ["original final"]})
-    assert main(["run", TASK, "--db", db, "--run-id", "orig"]) == 0
+    assert main(["run", TASK, "--split-writing", "--db", db, "--run-id", "orig"]) == 0
     capsys.readouterr()
     assert main(["show", "orig", "--history", "--json", "--db", db]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -39,7 +39,7 @@ def test_fork_at_an_unknown_checkpoint_is_a_usage_error(models, tmp_path, capsys
     scripts, _ = models
     db = str(tmp_path / "h.sqlite")
     scripts.append({"planner": [plan_json(["llm"] * 3)]})
-    main(["run", TASK, "--db", db, "--run-id", "o2"])
+    main(["run", TASK, "--split-writing", "--db", db, "--run-id", "o2"])
     capsys.readouterr()
     assert main(["fork", "o2", "--at", "nope", "--db", db]) == 2
     assert "no checkpoint 'nope'" in capsys.readouterr().err

@@ -510,3 +510,12 @@ def test_no_plain_answer_where_the_answer_is_the_piece_and_never_one_that_says_l
     final, check = revise_or_plain(model, SONG_TASK, THIN)
     assert model.count("plain_answer") == 1 and len(check["revisions"]) == MAX_REVISIONS and final == THIN
     assert [c["node"] for c in model.calls] == ["plain_answer", "reviser"]
+
+
+def test_a_plain_answer_kept_for_being_more_of_the_piece_records_no_rejection():
+    from hierplan.nodes.revise import first_check, with_revision
+
+    task = "Could you write a song for my grandmother Rosa's birthday?"
+    check, kept = first_check(task, "<<Rosa>>", [{"kind": "title"}])
+    check, kept = with_revision(check, kept, ROSA, task, kind="plain")
+    assert kept.endswith(ROSA) and "rejected" not in check["revisions"][-1]

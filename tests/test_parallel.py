@@ -13,7 +13,7 @@ from hierplan import build_graph
 CONFIG = {"configurable": {"thread_id": "par"}}
 # Steps 1-3 need nothing; step 4 needs them all.
 INDEPENDENT = {1: [], 2: [], 3: [], 4: [1, 2, 3]}
-TASK = "Draft a plan"  # a deliverable with parts: the planner plans it (rules.plan)
+TASK = "Draft a plan"  # a deliverable with parts: the planner plans it with split_writing (rules.plan)
 
 
 class CountingRunner:
@@ -40,7 +40,8 @@ def graph_for(tools, depends, *, parallel=True, script=None, runner=None):
     model = ScriptedChatModel(script={"planner": [plan_json(tools, depends=depends)], **(script or {})},
                               default={"python_step": lambda m: f"print({len(m)})"})
     runner = runner or CountingRunner()
-    return model, runner, build_graph(model=model, run_code=runner, constrain=False, parallel=parallel)
+    return model, runner, build_graph(model=model, run_code=runner, constrain=False, parallel=parallel,
+                                      split_writing=True)
 
 
 def test_ready_llm_steps_share_one_batched_call_and_later_steps_wait():

@@ -122,13 +122,16 @@ def test_a_long_question_is_cut_to_the_goal_limit_at_a_word():
      False),                                        # a piece of writing about the file: the planner decides
     ("numeric", TASK, (), ("clock",), False),       # a tool may hold the answer: the planner is shown the tools
     ("writing", "Write a short story about a lighthouse keeper, in under 200 words.", (), (), True),  # one piece
-    ("writing", "Write a checklist for opening a small cafe.", (), (), False),  # a deliverable with parts
+    ("writing", "Write a checklist for opening a small cafe.", (), (), True),  # a deliverable with parts: one piece
     # one question mark, but two things asked: each may get its step
     ("numeric", "Tea costs $4 a box. How much do 3 boxes cost, and how much change is left from $20?", (), (), False),
     ("numeric", "Tea costs $4 a box and I buy 3. Find the total. Then list what I bought.", (), (), False),
 ])
 def test_which_tasks_are_planned_by_rule(kind, task, files, tools, by_rule):
     assert planned_by_rule(kind, task, files, tools) is by_rule
+    # split_writing lets the planner split a deliverable with parts (the checklist), and changes nothing else
+    split = task == "Write a checklist for opening a small cafe."
+    assert planned_by_rule(kind, task, files, tools, split_writing=True) is (by_rule and not split)
 
 
 def test_the_graph_plans_a_one_question_task_by_rule_and_asks_the_step_as_the_check():
@@ -243,15 +246,19 @@ def test_the_one_python_step_of_a_numeric_plan_is_a_whole_task_program(kind, ste
     ("writing", "Write a short story about a lighthouse keeper, in under 200 words.", 1),
     ("writing", "Compose me a 300+ word essay on winter light.", 1),
     ("writing", "Write a cover letter for a nursing job. Do not use commas.", 1),
-    ("writing", "Write a checklist for moving house.", MAX_STEPS),           # a task with parts
-    ("writing", "Write a project proposal and a short email announcing it.", MAX_STEPS),
+    ("writing", "Write a checklist for moving house.", 1),           # a task with parts
+    ("writing", "Write a project proposal and a short email announcing it.", 1),
     ("writing", "What are the early signs of flu? Answer in lowercase.", 1),  # an answer to a question
     ("writing", "Explain how vaccines work, in three paragraphs.", 1),
-    ("writing", "Plan the first week of a new developer.", MAX_STEPS),
-    ("writing", "Create a 5 day itinerary for a trip to Lisbon.", MAX_STEPS),
+    ("writing", "Plan the first week of a new developer.", 1),
+    ("writing", "Create a 5 day itinerary for a trip to Lisbon.", 1),
 ])
 def test_a_task_one_step_does_gets_a_one_step_plan(kind, task, bound):
     assert step_bound(kind, task) == bound
+    # a deliverable with parts (a checklist, a proposal, a plan, an itinerary) only where the run lets the planner
+    parts = task in ("Write a checklist for moving house.", "Write a project proposal and a short email announcing it.",
+                     "Plan the first week of a new developer.", "Create a 5 day itinerary for a trip to Lisbon.")
+    assert step_bound(kind, task, split_writing=True) == (MAX_STEPS if parts else bound)
 
 
 def test_tools_a_deliverable_with_parts_or_writing_about_files_leave_the_planner_free():
@@ -262,10 +269,10 @@ def test_tools_a_deliverable_with_parts_or_writing_about_files_leave_the_planner
     assert step_bound("writing", "Summarise notes.txt in a paragraph.", files=["notes.txt"]) == MAX_STEPS
 
 
-def test_the_demo_task_may_have_several_steps():
+def test_the_demo_task_is_one_piece_unless_the_run_lets_the_planner_split_it():
     from hierplan.cli.run_cmd import DEMO_TASK
 
-    assert step_bound("writing", DEMO_TASK) == MAX_STEPS
+    assert step_bound("writing", DEMO_TASK) == 1 and step_bound("writing", DEMO_TASK, split_writing=True) == MAX_STEPS
 
 
 class StructuredRecorder(ScriptedChatModel):

@@ -18,7 +18,8 @@ from hierplan.errors import UsageError
 from pg import PASSWORD, free_port, pg_cluster, pg_url  # noqa: F401  (fixtures)
 
 PLAN = ["llm", "python", "llm"]
-# A task with parts (rules.plan PARTS_RE): the planner plans it; one piece of writing is planned by rule
+# A task with parts (rules.plan PARTS_RE): the planner plans it with --split-writing; without it, one piece of
+# writing is planned by rule
 TASK = "Compute it in steps"
 
 
@@ -48,7 +49,7 @@ def test_every_command_works_on_postgres(models, pg_url, tmp_path, monkeypatch, 
     assert tables(pg_url) == set()
 
     scripts.append(script(llm_step=["one", RuntimeError("model fell over")]))
-    code, out, err = cli("run", TASK, "--db", pg_url, "--run-id", "r1")
+    code, out, err = cli("run", TASK, "--split-writing", "--db", pg_url, "--run-id", "r1")
     assert code == 1
     one_line_error(err, "model fell over", "hierplan resume r1")
     assert {"hierplan_runs", "checkpoints", "checkpoint_writes", "checkpoint_migrations"} <= tables(pg_url)

@@ -19,7 +19,8 @@ from test_crash import kill9, spawn, wait_for, worker_env
 
 PLAN = ["llm", "python", "llm", "llm"]  # 4 steps, each after the ones before
 STEPS = [1, 2, 3, 4]
-# Tasks with parts (rules.plan PARTS_RE): the planner plans them; one piece of writing is planned by rule
+# Tasks with parts (rules.plan PARTS_RE): the planner plans them with --split-writing; without it, one piece of
+# writing is planned by rule
 TASK = "Draft a plan"
 
 
@@ -46,7 +47,7 @@ def test_killed_on_machine_a_then_resumed_on_machine_b(pg_url, tmp_path):
                            HIERPLAN_DB=pg_url)  # A names the server by $HIERPLAN_DB, B by --db
     b_dir, b_env = machine(tmp_path, "b", {"plan": PLAN})
 
-    proc = spawn(["run", "--json", "--run-id", "xm", "Do the four steps"], a_env)
+    proc = spawn(["run", "--split-writing", "--json", "--run-id", "xm", "Do the four steps"], a_env)
     wait_for(a_dir / "paused", proc)
     try:
         # While A runs it, B sees it running and cannot take it over.
@@ -89,7 +90,7 @@ def test_a_postgres_restart_during_a_step_fails_the_run_cleanly_and_resume_finis
 
     scripts.append(three_steps(llm_step=["one", restart_then_answer, "three"]))
     try:
-        code, _, err = cli("run", TASK, "--db", pg_url, "--run-id", "rs")
+        code, _, err = cli("run", TASK, "--split-writing", "--db", pg_url, "--run-id", "rs")
     finally:
         if not pg_cluster.up:
             pg_cluster.start()
@@ -129,7 +130,7 @@ def test_postgres_still_down_at_the_write_leaves_the_run_interrupted(models, pg_
 
     scripts.append(three_steps(llm_step=["one", stop_then_answer]))
     try:
-        code, out, err = cli("run", TASK, "--db", pg_url, "--run-id", "down")
+        code, out, err = cli("run", TASK, "--split-writing", "--db", pg_url, "--run-id", "down")
     finally:
         pg_cluster.start()
     assert code == 1

@@ -51,7 +51,7 @@ def test_cli_eval_with_ray_writes_every_task_once(ray_cluster, tmp_path, monkeyp
     tasks.write_text("".join(json.dumps({"question": question(i), "answer": f"#### {i}"}) + "\n"
                              for i in range(1, 5)))
     code, stdout, err = cli("eval", str(tasks), "--ray", "--actors", "2", "--db", str(tmp_path / "runs.sqlite"),
-                            "--out", str(tmp_path / "out"), "--json")
+                            "--out", str(tmp_path / "out"), "--json", "--split-writing")
     assert code == 0, err
     assert json.loads(stdout)["correct"] == 4
     records = read_results(tmp_path / "out" / "results.jsonl")
@@ -147,7 +147,7 @@ def test_a_task_replayed_after_it_finished_is_answered_from_its_checkpoint(tmp_p
     from hierplan.eval.distributed import EvalWorker
 
     log = str(tmp_path / "calls.jsonl")
-    options = {"fake": {"log": log}}
+    options = {"fake": {"log": log}, "split_writing": True}  # the planner plans the task's 3 steps
     db = str(tmp_path / "runs.sqlite")
     [task] = make_tasks(1)
     first = EvalWorker(options, db, FACTORY).run(task, "t-1")

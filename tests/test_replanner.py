@@ -9,7 +9,7 @@ from hierplan import build_graph
 from hierplan.nodes.replanner import revise_steps
 
 CONFIG = {"configurable": {"thread_id": "rp"}}
-TASK = "Draft a plan"  # a deliverable with parts: the planner plans it (rules.plan)
+TASK = "Draft a plan"  # a deliverable with parts: the planner plans it with split_writing (rules.plan)
 FAIL = FakeExecution(False, "", "NameError: name 'x' is not defined", "error")
 REVISION = json.dumps({"steps": [
     {"id": 1, "title": "Estimate by hand", "instruction": "Reason it out", "tool": "llm", "expected_output": "n"},
@@ -19,7 +19,7 @@ REVISION = json.dumps({"steps": [
 def run(tools, runner_results, replies, **kwargs):
     model = ScriptedChatModel(script={"planner": [plan_json(tools)], **replies}, default={"python_step": "print(x)"})
     runner = scripted_runner(list(runner_results))
-    graph = build_graph(model=model, run_code=runner, constrain=False, max_repairs=0, **kwargs)
+    graph = build_graph(model=model, run_code=runner, constrain=False, max_repairs=0, split_writing=True, **kwargs)
     return model, graph.invoke({"task": TASK}, CONFIG)
 
 
@@ -78,7 +78,7 @@ def test_with_structured_output_the_revision_is_asked_for_as_a_draft_revision():
 
     model = StructuredScriptedChatModel(script={"planner": [plan_json(["llm", "python", "llm"])],
                                                 "replanner": [REVISION]}, default={"python_step": "print(x)"})
-    graph = build_graph(model=model, run_code=scripted_runner([FAIL]), max_repairs=0)
+    graph = build_graph(model=model, run_code=scripted_runner([FAIL]), max_repairs=0, split_writing=True)
     out = graph.invoke({"task": TASK}, CONFIG)
     [replan] = [c for c in model.calls if c["node"] == "replanner"]
     assert replan["kwargs"]["response_format"] is DraftRevision and "seed" not in replan["kwargs"]

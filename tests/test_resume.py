@@ -17,7 +17,8 @@ from fakes import ScriptedChatModel, plan_json
 from hierplan import build_graph, open_checkpointer
 
 CONFIG = {"configurable": {"thread_id": "resume-1"}}
-# Tasks that name a deliverable with parts, so the planner plans them (one piece of writing is planned by rule)
+# Tasks that name a deliverable with parts, so the planner plans them in a graph with split_writing (without it,
+# one piece of writing is planned by rule)
 TASK = "Draft a plan"
 
 
@@ -25,7 +26,7 @@ def test_a_node_that_fails_once_is_resumed_without_rerunning_finished_steps(tmp_
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm", "llm"])],
                                       "llm_step": ["first", RuntimeError("model crashed"), "second", "third"]})
     saver = open_checkpointer(str(tmp_path / "runs.sqlite"))
-    graph = build_graph(model=model, checkpointer=saver, constrain=False)
+    graph = build_graph(model=model, checkpointer=saver, constrain=False, split_writing=True)
     with pytest.raises(RuntimeError, match="model crashed"):
         graph.invoke({"task": "Do it in three steps"}, CONFIG)
 
@@ -42,7 +43,7 @@ def test_a_node_that_fails_once_is_resumed_without_rerunning_finished_steps(tmp_
 def test_default_checkpointer_resumes_in_process():
     model = ScriptedChatModel(script={"planner": [plan_json(["llm"] * 3)],
                                       "aggregator": [KeyboardInterrupt(), "done at last"]})
-    graph = build_graph(model=model, constrain=False)
+    graph = build_graph(model=model, constrain=False, split_writing=True)
     with pytest.raises(KeyboardInterrupt):
         graph.invoke({"task": TASK}, CONFIG)
     out = graph.invoke(None, CONFIG)
@@ -52,7 +53,7 @@ def test_default_checkpointer_resumes_in_process():
 
 def test_every_step_is_checkpointed_before_the_next_starts():
     model = ScriptedChatModel(script={"planner": [plan_json(["llm"] * 4)]})
-    graph = build_graph(model=model, constrain=False)
+    graph = build_graph(model=model, constrain=False, split_writing=True)
     graph.invoke({"task": TASK}, CONFIG)
     counts = [len(s.values.get("results") or []) for s in graph.get_state_history(CONFIG)]
     assert sorted(set(counts)) == [0, 1, 2, 3, 4]  # a checkpoint after every single step
@@ -89,7 +90,8 @@ def test_each_checkpoint_is_written_before_the_next_node_runs(how):
     model = ScriptedChatModel(script={"planner": [reply("planner", plan_json(["llm"] * 3))],
                                       "llm_step": [reply("llm_step", f"answer {i}") for i in range(3)],
                                       "aggregator": [reply("aggregator", "done")]})
-    graph = build_graph(model=model, checkpointer=SlowSaver(events), constrain=False, parallel=False)
+    graph = build_graph(model=model, checkpointer=SlowSaver(events), constrain=False, parallel=False,
+                        split_writing=True)
     config = {"configurable": {"thread_id": f"durable-{how}"}}
     if how == "stream":
         list(graph.stream({"task": TASK}, config))
@@ -117,7 +119,7 @@ WORKER = textwrap.dedent("""
     if phase == "resume":
         script = {{"llm_step": ["three"]}}
     model = ScriptedChatModel(script=script)
-    graph = build_graph(model=model, checkpointer=open_checkpointer(db), constrain=False)
+    graph = build_graph(model=model, checkpointer=open_checkpointer(db), constrain=False, split_writing=True)
     config = {{"configurable": {{"thread_id": "proc-run"}}}}
     out = graph.invoke({{"task": "Draft a plan"}} if phase == "start" else None, config)
     print(json.dumps({{"calls": [c["node"] for c in model.calls],

@@ -63,7 +63,7 @@ def test_the_replanner_runs_on_the_planners_model_and_the_reviser_on_the_aggrega
     writer = ScriptedChatModel(script={"aggregator": ["Final answer: 3"], "reviser": [GOOD]})
     runner = scripted_runner([FakeExecution(False, "", "NameError: name 'x' is not defined", "error")])
     graph = build_graph({"default": small, "planner": big, "aggregator": writer}, run_code=runner,
-                        constrain=False, max_repairs=0)
+                        constrain=False, max_repairs=0, split_writing=True)  # the checklist's steps are planned
     out = graph.invoke({"task": WRITING_TASK, "kind": "writing"}, {"configurable": {"thread_id": "w"}})
     assert nodes(big) == ["read_requirements", "planner", "replanner"] and len(out["replans"]) == 1
     assert nodes(writer) == ["aggregator", "reviser"] and out["final"] == GOOD
@@ -150,7 +150,8 @@ def by_name(monkeypatch):
 def test_the_cli_runs_the_planner_on_its_own_model_and_records_each_roles_model(by_name, tmp_path):
     models, loads = by_name
     db = str(tmp_path / "roles.sqlite")
-    code, out, err = cli("run", "Write a plan about tea.", "--planner-model", "big", "--json", "--db", db, "--run-id", "r1")
+    code, out, err = cli("run", "Write a plan about tea.", "--split-writing", "--planner-model", "big", "--json",
+                         "--db", db, "--run-id", "r1")  # a plan has parts: with --split-writing, the planner plans it
     assert code == 0, err
     assert loads == ["big", None]  # the default model once, for the executor and the aggregator
     assert nodes(models["big"]) == ["read_requirements", "planner"] and "planner" not in nodes(models[None])

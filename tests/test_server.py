@@ -13,14 +13,15 @@ from server_fixtures import missing, start_server
 
 pytestmark = pytest.mark.slow
 
-TASK = "Add 2 and 3 in steps, then explain"  # names parts ("steps"): the planner plans it (rules.plan)
+# names parts ("steps"): the planner plans it, the server's runs having split_writing (rules.plan)
+TASK = "Add 2 and 3 in steps, then explain"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     if reason := missing():
         unavailable(reason)
-    srv = start_server(tmp_path_factory.mktemp("server"))
+    srv = start_server(tmp_path_factory.mktemp("server"), args=("--split-writing",))  # the server's default
     yield srv
     srv.stop()
 

@@ -17,7 +17,7 @@ from server_fixtures import missing, start_server
 
 pytestmark = pytest.mark.slow
 
-TASK = "Add 2 and 3 in steps"  # names parts ("steps"): the planner plans it (rules.plan)
+TASK = "Add 2 and 3 in steps"  # names parts ("steps"): the planner plans it with split_writing (rules.plan)
 STEP_WAIT_S = 120
 
 
@@ -31,7 +31,8 @@ async def _run_task(url: str) -> str:
 
     c = get_client(url=url)
     thread = await c.threads.create()
-    await c.runs.wait(thread["thread_id"], "hierplan", input={"task": TASK})
+    await c.runs.wait(thread["thread_id"], "hierplan", input={"task": TASK},
+                      config={"configurable": {"split_writing": True}})
     return thread["thread_id"]
 
 
@@ -97,7 +98,7 @@ async def _start(url: str) -> str:
     c = get_client(url=url)
     thread = await c.threads.create()
     await c.runs.create(thread["thread_id"], "hierplan", input={"task": TASK},
-                        config={"configurable": {"model": "scripted-slow"}})
+                        config={"configurable": {"model": "scripted-slow", "split_writing": True}})
     return thread["thread_id"]
 
 
@@ -106,7 +107,8 @@ async def _resume(url: str, thread_id: str) -> dict:
 
     c = get_client(url=url)
     await c.threads.create(thread_id=thread_id, if_exists="do_nothing", graph_id="hierplan")
-    await c.runs.wait(thread_id, "hierplan", input=None, config={"configurable": {"model": "scripted-slow"}})
+    await c.runs.wait(thread_id, "hierplan", input=None,
+                      config={"configurable": {"model": "scripted-slow", "split_writing": True}})
     return (await c.threads.get_state(thread_id))["values"]
 
 

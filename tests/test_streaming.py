@@ -13,7 +13,8 @@ from fakes import ScriptedChatModel, Streamed, by_part, plan_json
 from hierplan.app.events import TokenEvents
 from hierplan.cli.main import main
 
-# A writing task with parts (the planner plans it) and requirements the draft breaks (the reviser rewrites it).
+# A writing task with parts (the planner plans it, with split_writing) and requirements the draft breaks (the
+# reviser rewrites it).
 TASK = "Write a checklist about tea with exactly 3 bullet points. Do not use the word 'very'."
 STEP_ONE = "Green tea is steeped at 80 degrees.\nBlack tea at 95."
 STEP_TWO = "Herbal tea needs no\n\nspecial care."
@@ -38,7 +39,7 @@ def by_call(tokens: list[dict]) -> dict[tuple, str]:
 
 def test_run_json_streams_each_llm_step_the_answer_and_the_rewrite_in_order(models, tmp_path, capsys):
     models[0].append(tea_script())
-    assert main(["run", TASK, "--json", "--db", str(tmp_path / "s.sqlite"), "--run-id", "s1"]) == 0
+    assert main(["run", TASK, "--split-writing", "--json", "--db", str(tmp_path / "s.sqlite"), "--run-id", "s1"]) == 0
     every = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     tokens = [e for e in every if e["event"] == "token"]
     assert {(e["node"], e["step_id"], e["attempt"]) for e in tokens} == {
@@ -70,7 +71,7 @@ def test_a_python_steps_program_streams_with_its_attempt(models, tmp_path, capsy
     program = "```python\nprint(6 * 7)\n```"
     models[0].append({"planner": [plan_json(["python", "llm"])], "python_step": ["print(", program],
                       "llm_step": ["done"]})
-    assert main(["run", "Compute it in steps", "--json", "--db", str(tmp_path / "p.sqlite")]) == 0
+    assert main(["run", "Compute it in steps", "--split-writing", "--json", "--db", str(tmp_path / "p.sqlite")]) == 0
     tokens = [e for e in map(json.loads, capsys.readouterr().out.splitlines()) if e["event"] == "token"]
     texts = by_call([e for e in tokens if e["node"] == "python_step"])
     assert texts == {("python_step", 1, 1): "print(", ("python_step", 1, 2): program}  # the repair: attempt 2
@@ -158,7 +159,7 @@ def test_graph_stream_gives_the_tokens_in_python_and_an_unwatched_run_is_the_sam
     from hierplan import build_graph
 
     model = ScriptedChatModel(script=tea_script())
-    graph = build_graph(model, constrain=False)
+    graph = build_graph(model, constrain=False, split_writing=True)
     config = {"configurable": {"thread_id": "g"}}
     tokens, events = [], TokenEvents()
     for mode, chunk in graph.stream({"task": TASK}, config, stream_mode=["updates", "messages"]):
@@ -167,7 +168,7 @@ def test_graph_stream_gives_the_tokens_in_python_and_an_unwatched_run_is_the_sam
     assert by_call(tokens)["reviser", None, 1] == GOOD
     assert {e["node"] for e in tokens} == {"llm_step", "aggregator", "reviser"}  # the plan's JSON is not shown
     quiet = ScriptedChatModel(script=tea_script())
-    out = build_graph(quiet, constrain=False).invoke({"task": TASK}, {"configurable": {"thread_id": "q"}})
+    out = build_graph(quiet, constrain=False, split_writing=True).invoke({"task": TASK}, {"configurable": {"thread_id": "q"}})
     assert out["final"] == GOOD  # unwatched, the same run
 
 
@@ -197,7 +198,7 @@ def test_the_pages_events_carry_each_steps_and_the_rewrites_tokens_and_its_boxes
     step_one = Streamed("Green ", "tea ", evil, held, " steeps", " at 80.")
     page.fakes.model.script.update(tea_script(llm_step=[by_part({1: step_one, 2: STEP_TWO})] * 2,
                                               reviser=[Streamed("- Green tea\n", rewrite_held, GOOD[12:])]))
-    run_id = page.start(TASK)
+    run_id = page.start(TASK, split_writing="on")
     got: list[dict] = []
 
     def watch():

@@ -217,3 +217,9 @@ def test_a_piece_given_inside_a_code_fence_counts_its_words():
     assert not_the_piece(script, "Write a script that greets my new neighbours.", []) is None
     # a fence around the task's own words is still the task copied back
     assert not_the_piece("```json\n{\"reply\": \"" + task + "\"}\n```", task, [{"kind": "json"}]) == NOT_AN_ANSWER
+
+
+def test_a_reply_of_a_few_words_the_task_offers_is_no_copy_of_the_task():
+    task = "Is tea better than coffee? Reply with one of: My answer is yes. My answer is no. My answer is maybe."
+    assert not_the_piece("My answer is maybe.", task, []) is None
+    assert not_the_piece(task, task, []) == NOT_AN_ANSWER

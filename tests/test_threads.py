@@ -95,7 +95,7 @@ def test_a_follow_up_turn_sees_the_earlier_turn_and_computes_from_its_answer():
 
 def test_history_reaches_the_planner_and_the_aggregator():
     model = ScriptedChatModel(script={"planner": [plan_json(["llm", "llm"])], "aggregator": ["the checklist"]})
-    graph = build_graph(model)
+    graph = build_graph(model, split_writing=True)  # a checklist has parts: the planner plans it
     history = [{"turn": 1, "run_id": "r", "task": "Name our product.", "final": "Call it Tidewater.",
                 "files": [{"name": "sales.csv", "size": 3, "sha256": "0" * 64, "media_type": "text/csv",
                            "preview": "x"}]}]
@@ -111,7 +111,8 @@ def test_history_reaches_the_planner_and_the_aggregator():
 
 def test_without_history_or_memories_the_prompts_are_as_before():
     model = ScriptedChatModel(script={"planner": [plan_json(["llm"])]})
-    out = build_graph(model).invoke({"task": "Write a checklist for a picnic"}, {"configurable": {"thread_id": "x"}})
+    graph = build_graph(model, split_writing=True)  # a checklist has parts: the planner plans it
+    out = graph.invoke({"task": "Write a checklist for a picnic"}, {"configurable": {"thread_id": "x"}})
     assert requests_of(model, "planner")[0] == prompts.PLANNER_USER.format(task="Write a checklist for a picnic")
     assert out["conversation"] == "" and out["memories"] == [] and "remembered" not in out
 

@@ -122,9 +122,10 @@ def test_the_planner_is_shown_each_tools_name_and_description_only_when_tools_ar
     assert f"- get_weather: {WEATHER_DESCRIPTION}" in user
     assert model.calls[1]["messages"][0].content == prompts.PLANNER_SYSTEM
 
-    # without tools the task must name parts ("steps") to be planned by the planner (else rules.plan's rule)
+    # without tools the task must name parts ("steps"), and the run have split_writing, to be planned by the
+    # planner (else rules.plan's rule)
     task = "What is the weather in Paris? Give the steps to find out."
-    plain, _, _ = run([], ["llm", "llm", "llm"], task=task)
+    plain, _, _ = run([], ["llm", "llm", "llm"], task=task, split_writing=True)
     assert [c["node"] for c in plain.calls][:2] == ["read_requirements", "planner"]
     assert plain.calls[1]["messages"][-1].content == prompts.PLANNER_USER.format(task=task)
 

@@ -23,7 +23,7 @@ from otlp_receiver import LangSmithStandIn, OtlpReceiver
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-TASK = "Solve it in steps, then explain"  # names parts: the planner plans it (rules.plan)
+TASK = "Solve it in steps, then explain"  # names parts: the planner plans it with split_writing (rules.plan)
 OTEL_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER",
              "OTEL_SDK_DISABLED", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_EXPORTER_OTLP_PROTOCOL",
              "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
@@ -73,7 +73,8 @@ def traced_run(provider, receiver, *, plan=("python", "llm"), runner=None, tools
     model = model or CountingChatModel(script={"planner": [plan_json(list(plan))]},
                                        default={"python_step": "print(6 * 7)"})
     runner = runner or scripted_runner([FakeExecution(True, "42\n") for _ in range(10)])
-    graph = build_graph(model, run_code=runner, tools=tools, constrain=False, seed=seed, tracing=provider, **options)
+    graph = build_graph(model, run_code=runner, tools=tools, constrain=False, seed=seed, tracing=provider,
+                        split_writing=True, **options)
     out = graph.invoke({"task": TASK}, {"configurable": {"thread_id": "run-1"}})
     assert provider.force_flush(10_000)
     return out, receiver.spans
@@ -161,7 +162,7 @@ def test_a_registered_tool_call_is_a_tool_span_under_its_step(provider, receiver
 
 def test_a_span_of_the_callers_around_the_run_is_its_parent(provider, receiver):
     model = CountingChatModel(script={"planner": [plan_json(["llm"])]})
-    graph = build_graph(model, constrain=False, tracing=provider)
+    graph = build_graph(model, constrain=False, tracing=provider, split_writing=True)
     with provider.get_tracer("app").start_as_current_span("app request"):
         graph.invoke({"task": TASK}, {"configurable": {"thread_id": "nested"}})
     provider.force_flush(10_000)
@@ -172,7 +173,7 @@ def test_a_span_of_the_callers_around_the_run_is_its_parent(provider, receiver):
 
 def test_an_approval_stop_is_no_error(provider, receiver):
     model = CountingChatModel(script={"planner": [plan_json(["llm", "llm"])]})
-    graph = build_graph(model, constrain=False, approve=True, tracing=provider)
+    graph = build_graph(model, constrain=False, approve=True, tracing=provider, split_writing=True)
     graph.invoke({"task": TASK}, {"configurable": {"thread_id": "waits"}})
     provider.force_flush(10_000)
     (approval,) = by_name(receiver.spans, "approval")
@@ -228,8 +229,9 @@ def cli_run(tmp_path, env, plan=("python", "llm")):
     full = {k: v for k, v in os.environ.items() if k not in OTEL_VARS + LANGSMITH_VARS}
     full.update({"PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)]), "HIERPLAN_STATE_DIR": str(tmp_path / "s"),
                  "HIERPLAN_WORKER_SPEC": json.dumps({"plan": list(plan), "code": "print(6 * 7)"}), **env})
-    proc = subprocess.run([sys.executable, str(TESTS / "cli_worker.py"), "run", "--db", str(tmp_path / "r.sqlite"),
-                           "--run-id", "cli-1", TASK], capture_output=True, text=True, env=full, timeout=300)
+    proc = subprocess.run([sys.executable, str(TESTS / "cli_worker.py"), "run", "--split-writing", "--db",
+                           str(tmp_path / "r.sqlite"), "--run-id", "cli-1", TASK], capture_output=True, text=True,
+                          env=full, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -256,7 +258,7 @@ def test_without_the_variables_nothing_is_exported_and_no_exporter_loaded(tmp_pa
     full = {k: v for k, v in os.environ.items() if k not in OTEL_VARS + LANGSMITH_VARS}
     full.update({"PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)]), "HIERPLAN_STATE_DIR": str(tmp_path / "s"),
                  "HIERPLAN_WORKER_SPEC": json.dumps({"plan": ["python", "llm"]})})
-    argv = ["run", "--db", str(tmp_path / "r.sqlite"), TASK]
+    argv = ["run", "--split-writing", "--db", str(tmp_path / "r.sqlite"), TASK]
     proc = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], capture_output=True, text=True, env=full,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -322,7 +324,8 @@ def test_the_server_traces_to_otlp_and_langsmith(tmp_path, receiver):
         async def go():
             client = get_client(url=server.url)
             thread = await client.threads.create()
-            await client.runs.wait(thread["thread_id"], "hierplan", input={"task": TASK})
+            await client.runs.wait(thread["thread_id"], "hierplan", input={"task": TASK},
+                                   config={"configurable": {"split_writing": True}})
             return thread["thread_id"]
 
         thread_id = asyncio.run(go())

@@ -226,8 +226,9 @@ def test_a_whole_graph_run_finishes_on_the_tiny_model(tiny):
     short = Sampling(temperature=0.2, max_new_tokens=TINY_STEP_TOKENS)
     sampling = SamplingConfig(planner=Sampling(temperature=0.2, max_new_tokens=TINY_PLAN_TOKENS), code=short,
                               llm_step=short, aggregator=short, seed=3)
-    state = build_graph(model=tiny, checkpointer=None, sampling=sampling).invoke(
-        {"task": "Add 2 and 3 in steps."}, {"configurable": {"thread_id": "tiny-run"}})  # parts: the planner plans it
+    # parts ("steps"), split_writing: the planner plans it
+    state = build_graph(model=tiny, checkpointer=None, sampling=sampling, split_writing=True).invoke(
+        {"task": "Add 2 and 3 in steps."}, {"configurable": {"thread_id": "tiny-run"}})
     assert state["plan_source"] == "constrained" and 1 <= len(state["plan"]["steps"]) <= 8
     assert len(state["results"]) == len(state["plan"]["steps"]) and isinstance(state["final"], str)
 

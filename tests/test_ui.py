@@ -211,7 +211,7 @@ def test_a_stopping_server_leaves_its_runs_interrupted_and_resumable(page):
     gate = Gate(plan_json(["llm", "none", "llm"]))
     page.fakes.model.script["planner"] = [gate]
     with LiveServer(page.db) as server:
-        run_id = server.runner.start("Draft the held plan", {})
+        run_id = server.runner.start("Draft the held plan", {"split_writing": True})  # the planner plans it
         assert gate.entered.wait(10)
     assert status_of(page.db, run_id) == "interrupted"
     assert RunStore.open(page.db).get(run_id).error == STOPPED_ERROR

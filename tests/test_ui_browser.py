@@ -70,6 +70,7 @@ def test_start_watch_approve_and_read_the_answer(browser, tmp_path, monkeypatch)
     with LiveServer(db) as server:
         browser.get(server.url + "/")
         browser.find_element(By.ID, "task").send_keys("What is 6 * 7? Explain it in steps.")
+        browser.find_element(By.ID, "split_writing").click()  # parts ("steps"): the planner plans it
         browser.find_element(By.ID, "approve").click()
         browser.find_element(By.ID, "start").click()
         wait_for(browser, "#approve-plan")  # the page itself shows the waiting plan
@@ -136,6 +137,7 @@ def test_a_steps_text_shows_in_its_box_as_the_model_writes_it(browser, tmp_path,
         with LiveServer(db) as server:
             browser.get(server.url + "/")
             browser.find_element("id", "task").send_keys("Write the plan in steps.")
+            browser.find_element("id", "split_writing").click()  # parts ("steps"): the planner plans it
             browser.find_element("id", "start").click()
             wait_for(browser, '#step-1[data-status="running"]')
             WebDriverWait(browser, WAIT_S).until(lambda b: b.execute_script(  # live, before the step is done

@@ -34,7 +34,9 @@ def run(cold: list[str], warm: list[str], step_programs: list[str], task: str = 
         script={"planner": [plan_json(["python", "python", "llm"])], "python_step": step_programs,
                 "aggregator": ["Seven pens cost 21 dollars.\nFinal answer: 21"]},
         default={"python_check": by_temperature(cold, warm)})
-    graph = build_graph(model, InMemorySaver(), sampling=SamplingConfig(seed=1), run_code=run_python)
+    # split_writing: a writing task with parts is planned by the planner (a numeric task is not affected)
+    graph = build_graph(model, InMemorySaver(), sampling=SamplingConfig(seed=1), run_code=run_python,
+                        split_writing=True)
     out = graph.invoke({"task": task}, {"configurable": {"thread_id": "t"}})
     return model, out
 
@@ -100,8 +102,8 @@ def test_failed_check_programs_do_not_vote():
 
 
 def test_a_task_that_asks_for_no_quantity_is_not_checked():
-    # a writing task with parts ("stages"): the planner's python steps run (one piece of writing is planned by
-    # rule, with no python step to check)
+    # a writing task with parts ("stages"), split_writing: the planner's python steps run (one piece of writing
+    # is planned by rule, with no python step to check)
     model, out = run([], [], [program("3"), program("'ok'")], task="Write a poem about 3 pens in three stages.")
     assert model.count("planner") == 1 and model.count("python_step") == 2
     assert model.count("python_check") == 0 and not out.get("checks")

@@ -91,7 +91,15 @@ def test_bench_runs_every_system_and_reports_counts_interval_tokens(tasks, tmp_p
     assert (w["direct"]["requirements_met"], w["direct"]["requirements_total"]) == (1, 2)
     assert (w["hierplan"]["requirements_met"], w["hierplan"]["requirements_total"]) == (2, 2)
     assert w["direct"]["requirements_met_pct"] == 50.0 and w["hierplan"]["requirements_met_pct"] == 100.0
-    assert w["hierplan"]["plan_valid_first_pass_pct"] == 100.0  # the checklist's plan is the model's
+    # the checklist is one piece, planned by rule (rules.plan), as the bench's own graph (the defaults) plans it:
+    # no model plan to count
+    assert w["hierplan"]["plan_valid_first_pass_pct"] is None
+    assert [r["plan_source"] for r in writing if r["system"] == "hierplan"] == ["rule"]
+    # with split_writing the planner plans it, and the checklist's plan is the model's
+    split = bench.run_bench(tasks[2:], ("hierplan",), model=model, graph=build_graph(model, split_writing=True),
+                            seed=11, run_code=run_python)
+    assert [r["plan_source"] for r in split] == ["model"]
+    assert bench.summarize_all(split, ("hierplan",))["hierplan"]["plan_valid_first_pass_pct"] == 100.0
 
     table = bench.render(s, writing=False, meta={"command": "`x`"})
     assert "| right (95% Wilson interval) | 1/2 = 50.0% (9.5-90.5%) | 1/2 = 50.0% (9.5-90.5%) |" in table

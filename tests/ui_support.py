@@ -113,9 +113,10 @@ class Page:
         return self.client.post(path, data=data, follow_redirects=False, **kwargs)
 
     def start(self, task: str = "What is 6 * 7? Show the steps.", **form) -> str:
-        """Start a run from the form; the default task names parts ("steps"), so the planner plans it (one piece
-        of writing is planned by rule, rules.plan)."""
-        r = self.post("/runs", {"task": task, **form})
+        """Start a run from the form, its split_writing box ticked unless ``form`` says otherwise: the default
+        task names parts ("steps"), so the planner plans it (without split_writing, a piece of writing with parts
+        is one piece planned by rule, rules.plan)."""
+        r = self.post("/runs", {"task": task, "split_writing": "on", **form})
         assert r.status_code == 303, r.text
         return r.headers["location"].rsplit("/", 1)[1]
 

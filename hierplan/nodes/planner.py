@@ -65,11 +65,12 @@ STRUCTURED_SOURCES = {"grammar": "constrained", "json_schema": "json_schema", "j
                       "tool_calling": "tool_calling", "none": "model"}
 
 
-def whole_task_planner(state: AgentState) -> AgentState:
+def whole_task_planner(state: AgentState, runtime: Runtime[RunOptions]) -> AgentState:
     """The plan of a task one step does (rules.plan rule 1: a question one program answers, or one piece of
     writing), written by rule: no model call."""
     emit("planning", attempt="rule", max_steps=1)
-    plan = whole_task_plan(state["task"], state["kind"], state.get("requirements"), file_names(state))
+    plan = whole_task_plan(state["task"], state["kind"], state.get("requirements"), file_names(state),
+                           run_options(runtime.context).split_writing)
     return {"plan": plan, "plan_source": RULE_SOURCE, "plan_reason": plan["steps"][0]["tool_reason"],
             "plan_failures": [], "calls": []}
 
@@ -104,7 +105,7 @@ def make_planner(model: BaseChatModel, base: SamplingConfig, tools: Sequence[Bas
             examples[kind, files] = example_turns(kind) + file_example_turns() + with_tools
         shown = examples[kind, files]
         # a task one step does is planned under a one-step grammar (rules.plan): the model cannot split it
-        bound, reason = plan_size(kind, task, file_names(state), names)
+        bound, reason = plan_size(kind, task, file_names(state), names, options.split_writing)
         failures: list[PlanFailureDict] = []
         calls = []
         user = HumanMessage(prompts.PLANNER_USER.format(task=asked(state)) + files_note(state.get("files") or []) + offered)

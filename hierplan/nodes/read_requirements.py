@@ -69,9 +69,11 @@ def make_read_requirements(model: BaseChatModel, base: SamplingConfig):
 
 
 def make_after_requirements(registered: tuple[str, ...] = ()):
-    def after_requirements(state: AgentState) -> Literal["planner", "whole_task_plan"]:
-        """One piece of writing is planned by rule (rules.plan rule 1b), a deliverable with parts by the model."""
-        if planned_by_rule(state["kind"], state["task"], file_names(state), registered):
+    def after_requirements(state: AgentState, runtime: Runtime[RunOptions]) -> Literal["planner", "whole_task_plan"]:
+        """One piece of writing is planned by rule (rules.plan rule 1b), a deliverable with parts too unless the
+        run's ``split_writing`` lets the model plan it."""
+        split = run_options(runtime.context).split_writing
+        if planned_by_rule(state["kind"], state["task"], file_names(state), registered, split):
             return "whole_task_plan"
         return "planner"
 

@@ -120,6 +120,8 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
     kept_problems = check["problems"]
     lost = substance_lost(kept, revision, task, instructions) if revision else None
     piece_first = kind == PLAIN and bool(revision) and more_of_the_piece(revision, kept, task, instructions)
+    if piece_first:
+        lost = None  # the kept answer was no piece: a plain answer that is more of it lost nothing
     if piece_first or (revision and lost is None and closer(instructions, (revision, found), (kept, kept_problems))):
         kept, kept_problems = revision, found
     round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found,

@@ -17,9 +17,12 @@ model call (docs/eval.md: "Plans sized to the task"). So:
       sentence, none joined by "and how ..."): one Python step for the whole task. Asked of the model, that
       plan's goal and outline cost about one program's time, and the outline made the step's program worse: it
       named a part of the way, and the program printed that part (docs/eval.md); or
-   b. asks for no quantity (rules.kind: writing) and names no deliverable with parts (a plan, a checklist, a
-      proposal, an itinerary, a guide, steps ...: PARTS_RE): its reply is one piece of writing, which the final
-      answer writes; the plan's assumptions carry the requirements read from the task (nodes.read_requirements);
+   b. asks for no quantity (rules.kind: writing): its reply is one piece of writing, which the final answer
+      writes; the plan's assumptions carry the requirements read from the task (nodes.read_requirements). That
+      holds for a deliverable with parts too (a plan, a checklist, a proposal, an itinerary, a guide, steps ...:
+      PARTS_RE), unless the run's ``split_writing`` lets the planner split it into steps: on the embedded model,
+      an itinerary or a plan written step by step and then put together read worse than one written at once,
+      in blind readings, at several times its time (docs/eval.md);
    or, with the user's files,
    c. asks for a quantity (rules.kind: a question about the files is numeric unless it asks for a piece of
       writing): one program that reads the files answers it, whatever steps the task lists (they are that
@@ -104,14 +107,15 @@ def asks_once(task: str) -> bool:
 
 
 def one_reply(task: str) -> bool:
-    """A writing task that names no deliverable with parts (1b)."""
+    """A writing task that names no deliverable with parts."""
     return not PARTS_RE.search(task)
 
 
-def plan_size(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()
-              ) -> tuple[int, str]:
+def plan_size(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = (),
+              split_writing: bool = False) -> tuple[int, str]:
     """(how many steps the plan may have, why) for this task (rule 1): 1 for a task one step does, else
-    MAX_STEPS. ``files``: the user's files the run has; ``tools``: the registered tools' names."""
+    MAX_STEPS. ``files``: the user's files the run has; ``tools``: the registered tools' names;
+    ``split_writing``: the run lets the planner split a piece of writing with parts into steps."""
     if tools:
         return MAX_STEPS, "the run has registered tools: the planner decides which steps use them"
     if files:
@@ -123,28 +127,33 @@ def plan_size(kind: TaskKind, task: str, files: Collection[str] = (), tools: Col
             return 1, "the task asks one thing: one program computes it"
         return MAX_STEPS, f"the task asks {asks(task)} things: the planner may give each its step"
     if m := PARTS_RE.search(task):
-        return MAX_STEPS, f"the task names a deliverable with parts ({m.group(0)!r}): the planner decides them"
+        if split_writing:
+            return MAX_STEPS, f"the task names a deliverable with parts ({m.group(0)!r}): the planner decides them"
+        return 1, (f"the task names a deliverable with parts ({m.group(0)!r}): one piece, which the final answer "
+                   f"writes, parts and all")
     return 1, "the task asks for one piece of writing: the final answer writes it"
 
 
-def step_bound(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()) -> int:
+def step_bound(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = (),
+               split_writing: bool = False) -> int:
     """How many steps the planner may write for this task (plan_size)."""
-    return plan_size(kind, task, files, tools)[0]
+    return plan_size(kind, task, files, tools, split_writing)[0]
 
 
-def planned_by_rule(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = ()) -> bool:
+def planned_by_rule(kind: TaskKind, task: str, files: Collection[str] = (), tools: Collection[str] = (),
+                    split_writing: bool = False) -> bool:
     """Rule 1: the plan is ``whole_task_plan``'s, not the planner's: a task of one step."""
-    return step_bound(kind, task, files, tools) == 1
+    return step_bound(kind, task, files, tools, split_writing) == 1
 
 
 def whole_task_plan(task: str, kind: TaskKind = NUMERIC, requirements: list[dict[str, Any]] | None = None,
-                    files: Collection[str] = ()) -> dict[str, Any]:
+                    files: Collection[str] = (), split_writing: bool = False) -> dict[str, Any]:
     """The plan of a task one step does (rule 1), a Plan's dict as the planner's are stored. A numeric task
     (1a): its goal is the task's question (else its last sentence), its one step a Python program for the
     whole task. A piece of writing (1b): its goal is the task's first sentence, its one step left to the final
     answer, the requirements read from the task (nodes.read_requirements) its assumptions, in plain words.
     ``files``: the names of the user's files the run has."""
-    reason = plan_size(kind, task, files)[1] + " (rules.plan rule 1)"
+    reason = plan_size(kind, task, files, split_writing=split_writing)[1] + " (rules.plan rule 1)"
     if kind == NUMERIC:
         return {"goal": _cut(question_of(task), MAX_GOAL_CHARS), "assumptions": [],
                 "steps": [{"id": 1, "title": WHOLE_TASK_TITLE, "instruction": WHOLE_TASK_INSTRUCTION,

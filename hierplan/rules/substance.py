@@ -12,17 +12,17 @@ Fixes made by program (rules.checks.repair_by_program) lose nothing the answer s
 here.
 
 The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is the
-task's own words (ECHO_LIMIT; a list of the task's sentences too), or when it is only the parts the task asks for
-beside the answer (a postscript, the request repeated, a given opening or closing, and no word besides them), or
-when the task names a piece of writing (an essay, a letter, a post, an ad...) or asks to expand on something and the
-answer has fewer than MIN_PIECE_WORDS words besides those parts and its title where the task's limits allow that
-many, or when the task names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and asks
-for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or when the
-task asks for a piece in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no verse in
-it (prose: fewer than MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its lines), unless JSON, a program
-or a list is what the task allows. Such an answer is a problem to fix like a broken instruction, so the reviser
-writes the piece anew; for the same reason a rewrite that turns a kept answer in sentences into a list the task did
-not ask for is not kept.
+task's own words (ECHO_LIMIT, at MIN_ECHO_WORDS words or more; a list of the task's sentences too), or when it is
+only the parts the task asks for beside the answer (a postscript, the request repeated, a given opening or closing,
+and no word besides them), or when the task names a piece of writing (an essay, a letter, a post, an ad...) or asks
+to expand on something and the answer has fewer than MIN_PIECE_WORDS words besides those parts and its title where
+the task's limits allow that many, or when the task names a piece in sentences or verse (a poem, a story, a letter:
+RUNNING_PIECE_RE) and asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are
+list items), or when the task asks for a piece in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and
+the answer has no verse in it (prose: fewer than MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its
+lines), unless JSON, a program or a list is what the task allows. Such an answer is a problem to fix like a broken
+instruction, so the reviser writes the piece anew; for the same reason a rewrite that turns a kept answer in
+sentences into a list the task did not ask for is not kept.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ ECHO_MARGIN = 0.15
 """A rewrite may hold this much more of the task's word 4-grams (as a share of its own) than the kept answer."""
 ECHO_LIMIT = 0.5
 """An answer more than this share of whose word 4-grams are the task's is the task copied back, not an answer."""
+MIN_ECHO_WORDS = 8
+"""An answer of fewer words is never the task copied back: it may be one of the replies the task offers ("My
+answer is yes.") or a few words the task asks to finish."""
 MIN_PIECE_WORDS = 40
 """Fewer words than this is not a piece of writing (a title, a required line, a template), unless the task's
 own limits (words, sentences) ask for less."""
@@ -209,7 +212,7 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     of writing, or a list where it names a piece in sentences or verse), or None. Judged on every answer the loop may keep, the draft included."""
     instructions = list(instructions)
     asked = _asked(instructions)
-    if echo_share(answer, task, asked) > ECHO_LIMIT:
+    if len(_words(answer)) >= MIN_ECHO_WORDS and echo_share(answer, task, asked) > ECHO_LIMIT:
         return NOT_AN_ANSWER
     body, parts = _added_parts(answer, instructions)
     if parts and not _words(body):  # a short answer besides them may be the answer: a name, a yes
