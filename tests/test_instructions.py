@@ -510,6 +510,8 @@ def test_no_plain_answer_where_the_answer_is_the_piece_and_never_one_that_says_l
     final, check = revise_or_plain(model, SONG_TASK, THIN)
     assert model.count("plain_answer") == 1 and len(check["revisions"]) == MAX_REVISIONS and final == THIN
     assert [c["node"] for c in model.calls] == ["plain_answer", "reviser"]
+    # the reviser is told what the kept answer broke, not what the plain answer it did not keep broke
+    assert "only 6 words, which is not the song" in model.calls[-1]["messages"][-1].content
 
 
 def test_a_plain_answer_kept_for_being_more_of_the_piece_records_no_rejection():

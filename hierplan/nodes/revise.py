@@ -113,7 +113,8 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
     """(the check with the latest answer written anew, repaired by program, as a new round (``kind``: "rewrite",
     the reviser's; "parts", only some of its parts written, under the grammar; "plain", the task answered plainly);
     the answer to keep: the revision when it breaks fewer instructions and is still the piece (rules.substance),
-    or, answered plainly, when it is the piece and ``kept`` is not; else ``kept``)."""
+    or, answered plainly, when it is more of the piece than a ``kept`` that is no piece (rules.substance.
+    more_of_the_piece); else ``kept``)."""
     instructions = check["instructions"]
     revision = repair_by_program(instructions, revision) if revision else revision
     found = answer_problems(instructions, revision, task) if revision else [EMPTY_REVISION]
@@ -122,16 +123,20 @@ def with_revision(check: InstructionCheckDict, kept: str, revision: str, task: s
     piece_first = kind == PLAIN and bool(revision) and more_of_the_piece(revision, kept, task, instructions)
     if piece_first:
         lost = None  # the kept answer was no piece: a plain answer that is more of it lost nothing
-    if piece_first or (revision and lost is None and closer(instructions, (revision, found), (kept, kept_problems))):
+    taken = piece_first or bool(revision and lost is None and closer(instructions, (revision, found),
+                                                                      (kept, kept_problems)))
+    if taken:
         kept, kept_problems = revision, found
     round_: InstructionRoundDict = {"attempt": rewrites(check) + 1, "problems": found,
                                     **({"kind": kind} if kind != "rewrite" else {})}
     if lost is not None:
         round_["rejected"] = lost
     rounds = [*check["revisions"], round_]
-    # a rewrite that dropped the piece fixed nothing: the next one is asked to fix the kept answer
+    # a rewrite that dropped the piece fixed nothing, nor did a plain answer not kept: the next one is asked to fix
+    # the kept answer
+    fix_kept = lost is not None or (kind == PLAIN and not taken)
     return {**check, "revisions": rounds, "revised": kept != check["draft"], "problems": kept_problems,
-            "to_fix": kept_problems if lost is not None else found, "ok": not kept_problems}, kept
+            "to_fix": kept_problems if fix_kept else found, "ok": not kept_problems}, kept
 
 
 def closer(instructions: list[dict], answer: tuple[str, list[str]], kept: tuple[str, list[str]]) -> bool:
