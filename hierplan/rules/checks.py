@@ -37,7 +37,8 @@ def list_lines(text: str) -> tuple[int, int]:
     return _count_lines(prose, "items"), len(lines)
 
 
-_ITEM_MARK_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
+# A list item's mark at a line's start (every line's, in a text of several).
+ITEM_MARK_RE = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+", re.M)
 
 
 def outside_code(lines: list[str]) -> list[bool]:
@@ -73,7 +74,7 @@ def put_list(text: str, items: list[str], kind: str) -> str:
     ``items``, as bullet points ('- ') or, for ``kind`` "numbered", numbered lines; ``items`` alone when ``text``
     has no list. A text with several lists is returned unchanged: which of them the count is about is not known."""
     marked = [f"{n}. {item}" if kind == "numbered" else f"- {item}"
-              for n, item in enumerate((_ITEM_MARK_RE.sub("", " ".join(i.split())) for i in items), 1)]
+              for n, item in enumerate((ITEM_MARK_RE.sub("", " ".join(i.split())) for i in items), 1)]
     lines = text.splitlines()
     blocks = list_blocks(text)
     if not blocks:

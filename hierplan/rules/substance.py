@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from hierplan.rules.checks import list_lines
+from hierplan.rules.checks import ITEM_MARK_RE, list_lines
 from hierplan.rules.instructions import LIST_KINDS
 from hierplan.rules.text import split_code, words
 
@@ -90,8 +90,6 @@ _SENTENCE_FLOOR = 3
 _TITLE_LINE_RE = re.compile(r"^[ \t]*<<[^\n]*>>[ \t]*$", re.M)
 # A code fence's own line: what a fence holds (JSON, a program) is the answer's too, for its length and its echo.
 _FENCE_LINE_RE = re.compile(r"^[ \t]*```[^\n]*$", re.M)
-# A list item's mark, left out when an answer's words are compared with the task's ("1. Generate ..." is the task).
-_ITEM_MARK_RE = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+", re.M)
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
 ONLY_PARTS = ("it is only {parts}, with no answer besides: write the answer the task asks for, with {parts} as "
               "well")
@@ -160,7 +158,8 @@ def echo_share(text: str, task: str, asked: Iterable[str] = ()) -> float:
     answer to contain (``asked``: a request to repeat, an ending, an opening)."""
     for phrase in asked:
         text = text.replace(phrase, " ")
-    grams = _ngrams([w.lower() for w in _words(_ITEM_MARK_RE.sub("", text))])
+    unmarked = ITEM_MARK_RE.sub("", text)  # a list of the task's sentences ("1. Generate ...") is the task too
+    grams = _ngrams([w.lower() for w in _words(unmarked)])
     if not grams:
         return 0.0
     task_grams = set(_ngrams([w.lower() for w in _words(task)]))
