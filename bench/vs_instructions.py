@@ -11,14 +11,14 @@ at while tuning; ``--part validate``: a fixed sample of VALIDATE_SIZE rows drawn
 241-481; ``--part fresh``: another sample of FRESH_SIZE rows (seed FRESH_SEED) from the validate rows the first
 left, none of them read before its first run; ``--part fresh2``: a third (seed FRESH2_SEED) from the validate rows
 neither earlier sample took; ``--part fresh3``: a fourth (seed FRESH3_SEED) from the validate rows none of the three
-took; ``--part fresh4``: a fifth (seed FRESH4_SEED) from those none of the four took. Systems: ``direct`` (the
-model alone, one call answering the prompt, the aggregator's token budget) and
-``hierplan`` (build_graph on the same model). Both read only the prompt; the checkers' arguments are read here,
+took; ``--part fresh4``: a fifth (seed FRESH4_SEED) from those none of the four took; ``--part fresh5``: the
+last, the FRESH5_SIZE validate rows none of the five took. Systems: ``direct`` (the model alone, one call answering
+the prompt, the aggregator's token budget) and ``hierplan`` (build_graph on the same model). Both read only the prompt; the checkers' arguments are read here,
 for scoring only. Every finished prompt is appended to --out at once; the same command resumes a killed run.
 The order of the systems alternates from prompt to prompt.
 
 ``--phrasing paraphrased`` (validate and every fresh part) runs the same rows worded as people write them, none
-of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,fresh2,fresh3,fresh4}.jsonl: same keys and
+of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,...,fresh5}.jsonl: same keys and
 checker arguments).
 """
 
@@ -40,7 +40,7 @@ from ifeval_checkers import score  # noqa: E402 (bench-only; after the path is s
 
 TASKS = ROOT.parent / "shared" / "eval" / "instructions_dev.jsonl"
 PARAPHRASED = {part: ROOT / "bench" / "data" / "paraphrase" / f"ifeval_{part}.jsonl"
-               for part in ("validate", "fresh", "fresh2", "fresh3", "fresh4")}
+               for part in ("validate", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")}
 TUNE_ROWS = range(0, 240)
 VALIDATE_ROWS = range(240, 481)
 VALIDATE_SIZE, VALIDATE_SEED = 40, 30
@@ -55,9 +55,11 @@ FRESH2_SIZE, FRESH2_SEED = 40, 43
 FRESH3_SIZE, FRESH3_SEED = 40, 47
 # A fifth, drawn on 2026-12-07 after fresh3's first run: from the validate rows none of the four took.
 FRESH4_SIZE, FRESH4_SEED = 40, 53
-FRESH_PARTS = ("fresh", "fresh2", "fresh3", "fresh4")
+# The sixth and last, drawn on 2026-12-07 after fresh4's blind reading: every validate row none of the five took.
+FRESH5_SIZE, FRESH5_SEED = 41, 59
+FRESH_PARTS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 FRESH_DRAWS = ((FRESH_SIZE, FRESH_SEED), (FRESH2_SIZE, FRESH2_SEED), (FRESH3_SIZE, FRESH3_SEED),
-               (FRESH4_SIZE, FRESH4_SEED))
+               (FRESH4_SIZE, FRESH4_SEED), (FRESH5_SIZE, FRESH5_SEED))
 SYSTEMS = ("direct", "hierplan")
 DIRECT_SYSTEM = "You are a helpful assistant. Do the task exactly as asked."
 TEMPERATURE, TOP_P = 0.2, 0.9
@@ -148,7 +150,7 @@ def summarize(records: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", choices=["tune", "validate", "fresh", "fresh2", "fresh3", "fresh4"], required=True)
+    p.add_argument("--part", choices=["tune", "validate", *FRESH_PARTS], required=True)
     p.add_argument("--start", type=int, default=1, help="begin at the part's N-th prompt (1: its first)")
     p.add_argument("--limit", type=int, help="N prompts only (from --start)")
     p.add_argument("--phrasing", choices=["original", "paraphrased"], default="original")
