@@ -17,6 +17,9 @@ FRESH3_ROWS = [241, 243, 249, 251, 256, 264, 272, 307, 308, 316, 317, 327, 332, 
 # the fresh4 sample of bench/vs_instructions.py --part fresh4 (seed 53, validate rows none of the four earlier samples took)
 FRESH4_ROWS = [265, 268, 270, 271, 273, 274, 276, 285, 287, 295, 296, 301, 305, 313, 322, 323, 324, 325, 335, 338,
                346, 365, 368, 369, 381, 391, 395, 409, 423, 429, 432, 437, 439, 441, 450, 457, 458, 460, 472, 480]
+# the fresh5 sample of bench/vs_instructions.py --part fresh5 (the 41 validate rows none of the five earlier samples took)
+FRESH5_ROWS = [245, 260, 262, 280, 283, 286, 293, 298, 299, 318, 320, 329, 331, 333, 344, 355, 360, 361, 363, 364,
+               386, 393, 396, 398, 399, 402, 406, 407, 415, 417, 424, 426, 434, 443, 446, 448, 455, 465, 469, 471, 479]
 STOCK = ["double angular brackets", "markdown divider", "six asterisk", "section x", "p.p.s",
          "your entire response", "in your response, the word", "in your entire response, refrain from",
          "wrap your entire response with double quotation marks", "answer with at least", "answer with at most",
@@ -57,6 +60,7 @@ fresh = check_ifeval("ifeval_fresh.jsonl", FRESH_ROWS)
 fresh2 = check_ifeval("ifeval_fresh2.jsonl", FRESH2_ROWS)
 fresh3 = check_ifeval("ifeval_fresh3.jsonl", FRESH3_ROWS)
 fresh4 = check_ifeval("ifeval_fresh4.jsonl", FRESH4_ROWS)
+fresh5 = check_ifeval("ifeval_fresh5.jsonl", FRESH5_ROWS)
 
 g = open(f"{SRC}/gsm8k_dev100.jsonl").read().splitlines()
 gs = load(f"{HERE}/gsm8k_validate.jsonl")
@@ -78,6 +82,6 @@ for i, (o, s) in enumerate(zip(wp, ws), 1):
     stock(o["question"], f"writing {i}")
     for r in s["requirements"]:
         if r["kind"] == "starts_with" and r["text"] not in o["question"]: err.append(f"writing {i}: begin text missing")
-print(f"ifeval {len(ife)}, ifeval fresh {len(fresh)}, ifeval fresh2 {len(fresh2)}, ifeval fresh3 {len(fresh3)}, ifeval fresh4 {len(fresh4)}, gsm8k {len(gs)}, writing {len(wp)}")
+print(f"ifeval {len(ife)}, ifeval fresh {len(fresh)}, ifeval fresh2 {len(fresh2)}, ifeval fresh3 {len(fresh3)}, ifeval fresh4 {len(fresh4)}, ifeval fresh5 {len(fresh5)}, gsm8k {len(gs)}, writing {len(wp)}")
 print("\n".join(err) if err else "all checks pass")
 sys.exit(1 if err else 0)
