@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import Counter
 from typing import Any, Iterable
 
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
-from hierplan.config import REPEAT_LOOP_LINES, REPEAT_MIN_WORDS, SHORTEN_TO, WORDS_PER_SENTENCE
+from hierplan.config import SHORTEN_TO, WORDS_PER_SENTENCE
 from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.instructions import LIST_KINDS
+from hierplan.rules.language import language_problem
+from hierplan.rules.repeats import drop_repeats, repeats_problem
 from hierplan.rules.text import PYTHON_LABELS, split_code
 from hierplan.rules.text import words as prose_words
 
@@ -151,49 +152,15 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
                 return f"its Python code block does not parse ({exc.msg}, line {exc.lineno})"
         return None
     if kind == "no_repeats":
-        seen: dict[str, int] = {}
-        for key in filter(None, map(_repeat_key, _lines(prose))):
-            seen[key] = seen.get(key, 0) + 1
-        repeated = [line for line, n in seen.items() if n > 1]
-        if repeated:
-            return (f"it repeats {len(repeated)} line(s) word for word, e.g. '{repeated[0]}': say each thing once "
-                    f"and drop the repeats")
-        short = Counter(key for key in (" ".join(prose_words(line.lower())) for line in _lines(prose)) if key)
-        looped = [(line, n) for line, n in short.most_common(1) if n >= REPEAT_LOOP_LINES]
-        if looped:
-            line, n = looped[0]
-            return f"it says '{line}' {n} times over instead of writing on: write the answer anew, each thing once"
-        return None
+        return repeats_problem(prose)
+    if kind == "language":
+        return language_problem(instruction, text)
     if kind == "mentions":
         words = instruction["term"].split()
         return None if all(_word_in(w, text) for w in words) else f"it does not mention {instruction['term']}"
     if kind in FORM_KINDS:
         return form_problem(instruction, text)
     raise ValueError(f"unknown instruction kind {kind!r}")
-
-
-def _repeat_key(line: str) -> str | None:
-    """What no_repeats compares a line by, or None for a line too short to count."""
-    key = " ".join(prose_words(line.strip().strip(_MARKUP).lower()))
-    return key if len(key.split()) >= REPEAT_MIN_WORDS else None
-
-
-def drop_repeated_lines(text: str) -> str:
-    """``text`` without the later copies of a prose line said word for word before (no_repeats' test); code
-    blocks are left whole. Removing an exact copy loses nothing the answer said, where a rewrite from the task
-    alone gave the embedded model's demo a thinner list than the draft it replaced."""
-    seen: set[str] = set()
-    kept, in_code = [], False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            in_code = not in_code
-        key = None if in_code else _repeat_key(line)
-        if key is not None and key in seen:
-            continue
-        if key is not None:
-            seen.add(key)
-        kept.append(line)
-    return "\n".join(kept)
 
 
 # The letter case of the whole answer, which a program applies exactly (repair_by_program): the writer is not asked
@@ -277,9 +244,9 @@ def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
 
 def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
     """``text`` with what a program can fix without losing anything: the chat frame dropped (drop_chat_frame),
-    lines said twice dropped, and the form instructions (case, commas, quotes, the ending, JSON) applied
+    lines and sentences said twice and loops dropped (rules.repeats), and the form instructions (case, commas, quotes, the ending, JSON) applied
     (rules.form.fix_form)."""
-    return fix_form(instructions, drop_repeated_lines(drop_chat_frame(text, instructions)))
+    return fix_form(instructions, drop_repeats(drop_chat_frame(text, instructions)))
 
 
 def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:

@@ -1,10 +1,10 @@
 """The answer stays the answer: a rewrite may fix the form, never trade the piece away for it.
 
 The rule, in one sentence: a rewrite replaces the answer kept so far only when it is still the piece, that is at
-least KEEP_SHARE of the kept answer's words (or of the task's own word limit, when that is lower; scaled by the
-share of its list items it keeps, when it holds a list to fewer items) and no more of the task's words than the
-kept answer had (beyond ECHO_MARGIN), and not short of the floor below when the kept answer is not, whatever
-instructions it fixes.
+least KEEP_SHARE of the kept answer's words (a loop's words counted once; or of the task's own word limit, when that
+is lower; scaled by the share of its list items it keeps, when it holds a list to fewer items) and no more of the
+task's words than the kept answer had (beyond ECHO_MARGIN), and not short of the floor below when the kept answer is
+not, whatever instructions it fixes.
 
 Why: a small model asked to fix "it must end with X" can reply with X alone, and asked for exactly four bullets
 can copy the task's sentences into them; both break fewer checked instructions and leave the user with nothing.
@@ -32,6 +32,7 @@ from typing import Any, Iterable
 
 from hierplan.rules.checks import ITEM_MARK_RE, list_lines
 from hierplan.rules.instructions import LIST_KINDS
+from hierplan.rules.repeats import unlooped_words
 from hierplan.rules.text import split_code, words
 
 KEEP_SHARE = 0.6
@@ -129,9 +130,10 @@ def _added_parts(answer: str, instructions: list[dict[str, Any]]) -> tuple[str, 
 
 
 def said_words(answer: str, instructions: Iterable[dict[str, Any]]) -> int:
-    """How many words ``answer`` says besides the parts the task asks for beside it and its title."""
+    """How many words ``answer`` says besides the parts the task asks for beside it and its title, a loop's words
+    once (rules.repeats.unlooped_words)."""
     body, _ = _added_parts(answer, list(instructions))
-    return len(_words(_TITLE_LINE_RE.sub(" ", body)))
+    return unlooped_words(_words(_TITLE_LINE_RE.sub(" ", body)))
 
 
 def more_of_the_piece(answer: str, kept: str, task: str, instructions: Iterable[dict[str, Any]]) -> bool:
@@ -169,7 +171,7 @@ def echo_share(text: str, task: str, asked: Iterable[str] = ()) -> float:
 def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[dict[str, Any]]) -> str | None:
     """Why ``rewrite`` may not replace ``kept`` (it shrank the piece, or it is the task's words), or None."""
     instructions = list(instructions)
-    kept_words, new_words = len(_words(kept)), len(_words(rewrite))
+    kept_words, new_words = unlooped_words(_words(kept)), unlooped_words(_words(rewrite))
     limit = _word_limit(instructions)
     floor = KEEP_SHARE * min(kept_words, limit if limit is not None else kept_words)
     kept_items, new_items = list_lines(kept)[0], list_lines(rewrite)[0]
