@@ -71,6 +71,10 @@ def test_a_count_of_some_words_or_of_a_letter_is_no_length_or_word_count(read):
     said = grounded(item("word_frequency", 'Don\'t say "I" more than twice in the letter', 2, "at most", "I"),
                     SOME_WORDS_TASK)
     assert said is not None and said["kind"] == "word_times" and said["max"] == 2
+    # the model quoting another sentence for it: the task still counts the letter
+    task = "Draft a memo asking for the quarterly numbers. It should have the letter q in it at least 5 times."
+    assert grounded(item("required_word", "Draft a memo asking for the quarterly numbers.", None, None, "q"),
+                    task) is None
 
 
 def test_a_quote_with_curly_quotes_or_other_spacing_is_still_the_tasks_words():

@@ -158,6 +158,14 @@ def test_case_words_that_disagree_read_no_case():
     ("The letter k must not appear.", {"kind": "letter_times", "letter": "k", "min": None, "max": 0}),
     ("Don't use the word sorry.", {"kind": "avoid_word", "word": "sorry"}),
     ("Avoid saying the word \"literally\".", {"kind": "avoid_word", "word": "literally"}),
+    # a negation of an earlier instruction is not this one's
+    ("No exclamation marks, and the letter w has to show up at least three times.",
+     {"kind": "letter_times", "letter": "w", "min": 3, "max": None}),
+    ("The note should have the letter x in it at least twice.",
+     {"kind": "letter_times", "letter": "x", "min": 2, "max": None}),
+    ("Give at least 2 phrases of the answer markdown emphasis.", {"kind": "highlights", "min": 2}),
+    ("Add italics to three short phrases.", {"kind": "highlights", "min": 3}),
+    ("Mark at least one point with markdown emphasis, say *this*.", {"kind": "highlights", "min": 1}),
 ])
 def test_what_is_read_carries_the_tasks_count_marker_or_words(task, expected):
     assert expected in read_form(task)

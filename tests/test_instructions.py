@@ -98,6 +98,15 @@ def test_counts_per_section_become_a_total_and_a_next_instruction_is_not_a_term(
     assert {"kind": "words", "min": None, "max": 89} in found
 
 
+def test_where_a_word_goes_and_an_example_of_the_form_are_no_terms_to_mention():
+    found = read_instructions("Answer in a table, and use the words 'lantern' and 'harbor' somewhere in it.")
+    assert [f["term"] for f in found if f["kind"] == "mentions"] == ["lantern", "harbor"]
+    found = read_instructions("Write the invite and include at least 2 blanks in square brackets, like [venue].")
+    assert [f for f in found if f["kind"] == "mentions"] == [] and {"kind": "placeholders", "min": 2} in found
+    found = read_instructions("Include a few placeholders, for example [date], and mention the parking.")
+    assert [f["term"] for f in found if f["kind"] == "mentions"] == ["parking"]
+
+
 def test_a_task_without_form_instructions_has_none_and_a_negated_mention_is_not_one():
     assert read_instructions("How many apples are left if Sam eats 3 of 10?") == []
     assert read_instructions("Explain photosynthesis to a child.") == []

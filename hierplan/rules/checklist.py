@@ -195,8 +195,8 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
     word = text.strip("'\"\u201c\u201d")
     if not word or len(word.split()) > MAX_WORD_ITEM_WORDS:
         return None
-    if len(word) == 1 and re.search(r"\bletter\s+['\"\u201c\u2018]?" + re.escape(word) + r"\b", quote, re.I):
-        return None  # "the letter g at least 8 times" is a letter to count, not a word
+    if len(word) == 1 and re.search(r"\bletter\s+['\"\u201c\u2018]?" + re.escape(word) + r"\b", task, re.I):
+        return None  # "the letter g at least 8 times" (in the quote or elsewhere) is a letter to count, not a word
     if kind == "forbidden_word":
         return {"kind": "avoid_word", "word": word}
     if kind == "required_word":
@@ -263,5 +263,6 @@ def describe(instruction: dict[str, Any]) -> str:
              "'{text}'", "ends_with": "ends with exactly '{text}'", "heading_text": "a heading '{text}'",
              "postscript": "a postscript starting with {marker}", "repeat_request": "the request repeated first, "
              "word for word", "paragraphs": "exactly {count} paragraphs separated by ***",
-             "sections": "{count} sections, each starting with '{marker} 1', '{marker} 2', ..."}
+             "sections": "{count} sections, each starting with '{marker} 1', '{marker} 2', ...",
+             "language": "all of it in {language}"}
     return texts[kind].format(**instruction) if kind in texts else kind.replace("_", " ")

@@ -138,6 +138,7 @@ _TEXT_UNITS = r"(?:sections?|parts?|phrases?|words?|passages?|terms?|sentences?|
               r"excerpts?|pieces?|places?|spots?|fragments?|expressions?|names?)"
 _UNIT_OR_NOUN = r"(?:(?:[\w'-]+\s+){0,2}?" + _TEXT_UNITS + r"|(?:[\w'-]+\s+){0,2}?[\w'-]+)"
 _MARKED = r"(?:in\s+italics?|italici[sz]ed|highlighted|emphasi[sz]ed|in\s+bold|bold(?:ed|faced)?|" \
+          r"with\s+(?:markdown\s+)?(?:emphasis|italics|bold)|" \
           r"with\s+(?:single\s+)?asterisks|(?:wrapped|enclosed|marked)\s+(?:in|with)\s+(?:single\s+)?asterisks)"
 _HIGHLIGHT_RES = (
     # "highlight at least 3 key phrases", "italicize two passages", "bold 4 terms"
@@ -147,6 +148,12 @@ _HIGHLIGHT_RES = (
     re.compile(r"\b(?:at\s+least\s+|exactly\s+|a\s+minimum\s+of\s+|no\s+fewer\s+than\s+)?" + _N + r"\s+"
                r"(?P<what>(?:[\w'-]+\s+){0,2}?[\w'-]+)\s+"
                r"(?:(?:should|must|need\s+to|will|to)\s+be\s+|that\s+(?:are|is)\s+)?" + _MARKED + r"\b", re.I),
+    # "give at least 3 parts of the answer markdown emphasis", "add italics to two phrases"
+    re.compile(r"\b(?:give|add|apply)\s+(?:at\s+least\s+|exactly\s+|a\s+minimum\s+of\s+)?" + _N + r"\s+"
+               r"(?P<what>(?:[\w'-]+\s+){0,4}?)(?:markdown\s+)?(?:emphasis|italics|bold(?:ing)?|highlighting)\b",
+               re.I),
+    re.compile(r"\b(?:add|apply)\s+(?:markdown\s+)?(?:emphasis|italics|bold(?:ing)?|highlighting)\s+to\s+(?:at\s+"
+               r"least\s+|exactly\s+)?" + _N + r"\s+(?P<what>" + _UNIT_OR_NOUN + r")\b", re.I),
     # "3 highlighted passages", "two italic phrases", "2 bolded terms"
     re.compile(r"\b" + _N + r"\s+(?:[\w'-]+\s+)?(?:italic|italici[sz]ed|highlighted|bold(?:ed)?|emphasi[sz]ed)\s+"
                r"(?:text\s+)?(?P<what>" + _TEXT_UNITS + r")\b", re.I),
@@ -211,7 +218,8 @@ _TIMES = r"(?:" + _N + r"(?:\s+or\s+more)?\s+times?|(once|twice|thrice))"
 # Between the word and its count: "should appear", "must be used", "to show up", "in your answer".
 _TIMES_GAP = (r"(?:(?:should|must|has\s+to|needs?\s+to|to|will|shall|is\s+to|can|may)\s+)?(?:(?:appears?|be\s+used|"
               r"occurs?|show\s+up|shows\s+up|come\s+up|comes\s+up|be\s+(?:said|mentioned|repeated|included)|feature)"
-              r"\s+)?(?:(?:in\s+(?:your|the)\s+\w+|throughout)\s+)?(?:for\s+)?(?:a\s+total\s+of\s+)?")
+              r"\s+)?(?:(?:in\s+(?:your|the)\s+\w+|in\s+it|in\s+there|throughout)\s+)?(?:for\s+)?"
+              r"(?:a\s+total\s+of\s+)?")
 _WORD = r"([A-Za-z][\w'-]*)"
 _WORD_TIMES_RES = (
     re.compile(r"\b(?:word|keyword|term|name)\s+(?:" + QUOTED + "|" + _WORD + r")\s+" + _TIMES_GAP + _RELATION
@@ -417,7 +425,10 @@ def _per_part(task: str, m: re.Match) -> bool:
 
 
 def _negated(task: str, m: re.Match) -> bool:
-    return bool(re.search(_NEGATION, _clause_before(task, m.start()), re.I))
+    """Whether a negation governs the count at ``m``: in its clause, after the last comma or "and" ("No commas,
+    and the letter n at least four times" asks for four)."""
+    part = re.split(r",|;|\band\b|\bbut\b", _clause_before(task, m.start()), flags=re.I)[-1]
+    return bool(re.search(_NEGATION, part, re.I))
 
 
 def _times(relation: str | None, n: int | None, negated: bool) -> dict[str, int | None]:

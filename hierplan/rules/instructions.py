@@ -17,6 +17,7 @@ from typing import Any, Iterable
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
 from hierplan.config import MIN_LIST_ITEMS
 from hierplan.rules.form import QUOTED, read_form
+from hierplan.rules.language import read_language
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
 from hierplan.rules.text import some_words
 from hierplan.rules.text import words as prose_words
@@ -76,9 +77,14 @@ _LIST_NOUN_RE = re.compile(r"^\s*(?:the\s+)?(?:following\s+)?(?:(?:key\s*)?(?:wo
                            r"(?:key\s*)?word(?=\s+(?!(?:counts?|limits?|lengths?|order|choices?|play|games?|"
                            r"problems?|clouds?|lists?|banks?|of)\b)\w))\s*", re.I)
 # Where the task says the term goes ("... in your answer"): no part of the term.
-_WHERE_RE = re.compile(r"\s+(?:in|into|within|throughout|somewhere\s+in)\s+(?:your|the|this|my)\s+(?:\w+\s+)?(?:answer|reply|"
-                       r"response|text|output|writing|essay|post|story|poem|piece|letter|email|summary)\b.*$",
-                       re.I | re.S)
+_WHERE_RE = re.compile(r"\s+(?:(?:in|into|within|throughout|somewhere\s+in|anywhere\s+in)\s+(?:your|the|this|my)\s+"
+                       r"(?:\w+\s+)?(?:answer|reply|response|text|output|writing|essay|post|story|poem|piece|letter|"
+                       r"email|summary)\b|(?:somewhere|anywhere|in\s+it|in\s+there)\b).*$", re.I | re.S)
+_MENTION_VERB_RE = re.compile(r"^\s*(?:also\s+)?(?:mention|include|cover)\w*\s+", re.I)
+# An example of the form ("placeholders like [name]", "for example [address]") or the placeholders themselves (read
+# by rules.form): no term to mention.
+_EXAMPLE_RE = re.compile(r"^\s*(?:like|e\.?g\.?|for\s+(?:example|instance)|such\s+as|say)\b|\[[^\]]*\]|"
+                         r"\b(?:placeholders?|blanks?|square\s+brackets)\b", re.I)
 # A phrase after "mention ... and" that is the next instruction, not a thing to mention.
 _NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit)\b|\d",
                             re.I)
@@ -168,6 +174,8 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
         if re.search(r"(?:\bnot|\bnever|\bwithout|n't)\s+$", task[:m.start()]):
             continue
         found += [{"kind": "mentions", "term": t} for t in _terms(m.group(1))]
+    if language := read_language(task):
+        found.append(language)
     return _unique(found + read_form(task))
 
 
@@ -187,6 +195,9 @@ def _terms(clause: str) -> list[str]:
     parts = re.split(r",|\(|\)|\band\b|\bas\s+well\s+as\b|\bplus\b", clause)
     terms = []
     for part in (_WHERE_RE.sub("", _LIST_NOUN_RE.sub("", p, count=1)) for p in parts):
+        if _EXAMPLE_RE.search(part):
+            continue
+        part = _MENTION_VERB_RE.sub("", part)  # "..., and mention the parking": the next thing to mention
         words = [w for w in prose_words(part) if w.lower() not in _STOPWORDS and len(w) > 2]
         if words and len(words) <= 4 and not _NOT_A_TERM_RE.search(part.strip()):
             terms.append(" ".join(words))
