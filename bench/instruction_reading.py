@@ -31,6 +31,7 @@ KINDS = {
     "length_constraints:number_sentences": "sentences", "keywords:frequency": "word_times",
     "keywords:letter_frequency": "letter_times", "length_constraints:number_words": "words",
     "keywords:forbidden_words": "avoid_word", "detectable_format:number_bullet_lists": "bullets",
+    "language:response_language": "language",
 }
 
 

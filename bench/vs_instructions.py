@@ -13,12 +13,12 @@ left, none of them read before its first run; ``--part fresh2``: a third (seed F
 neither earlier sample took; ``--part fresh3``: a fourth (seed FRESH3_SEED) from the validate rows none of the three
 took; ``--part fresh4``: a fifth (seed FRESH4_SEED) from those none of the four took; ``--part fresh5``: the
 last, the FRESH5_SIZE validate rows none of the five took. Systems: ``direct`` (the model alone, one call answering
-the prompt, the aggregator's token budget) and ``hierplan`` (build_graph on the same model). Both read only the prompt; the checkers' arguments are read here,
-for scoring only. Every finished prompt is appended to --out at once; the same command resumes a killed run.
-The order of the systems alternates from prompt to prompt.
+the prompt, the aggregator's token budget) and ``hierplan`` (build_graph on the same model). Both read only the
+prompt; the checkers' arguments are read here, for scoring only. Every finished prompt is appended to --out at
+once; the same command resumes a killed run. The order of the systems alternates from prompt to prompt.
 
 ``--phrasing paraphrased`` (validate and every fresh part) runs the same rows worded as people write them, none
-of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,...,fresh5}.jsonl: same keys and
+of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,fresh2,...,fresh5}.jsonl: same keys and
 checker arguments).
 """
 

@@ -1,0 +1,43 @@
+"""The language a task asks its answer in (rules.language): read from the task's words, checked by langdetect."""
+
+import pytest
+
+from hierplan.rules.checks import problem
+from hierplan.rules.instructions import read_instructions
+from hierplan.rules.language import read_language
+
+GERMAN = ("Sehr geehrte Damen und Herren, wir laden Sie herzlich zu unserem Sommerfest im Garten ein. Es gibt "
+          "Kuchen, Musik und viele Spiele für die Kinder. Bitte melden Sie sich bis Freitag an, damit wir genug Stühle haben.")
+ENGLISH = ("Dear neighbours, we warmly invite you to our summer party in the garden. There will be cake, music and "
+           "plenty of games for the children. Please let us know by Friday so that we have enough chairs for all.")
+
+
+@pytest.mark.parametrize("task, language", [
+    ("Write the invitation in German only, no other language.", "German"),
+    ("A short poem about rain, in Italian and nothing else.", "Italian"),
+    ("Respond in French, please.", "French"),
+    ("Translate this note into Spanish: we are closed on Monday.", "Spanish"),
+    ("Your whole reply should be in the Hindi language.", "Hindi"),
+    ("Describe a market using only the Swahili language.", "Swahili"),
+])
+def test_the_language_asked_for_is_read(task, language):
+    assert read_language(task)["language"] == language
+
+
+@pytest.mark.parametrize("task", [
+    "Write about the best dishes in Spanish cuisine.",
+    "Summarize the key events in German history.",
+    "How do you say thank you in Japanese?",
+    "Answer in a language other than English.",
+    "Explain how tides work.",
+])
+def test_no_language_is_read_where_the_answer_is_asked_for_in_none(task):
+    assert read_language(task) is None
+
+
+def test_an_answer_in_another_language_is_a_problem_and_a_short_one_is_not_judged():
+    german = {"kind": "language", "language": "German", "code": "de"}
+    assert german in read_instructions("Write the invitation in German only.")
+    assert problem(german, GERMAN) is None
+    assert problem(german, ENGLISH) == "it is not written in German: write all of it in German, no other language"
+    assert problem(german, "Hello there, friends.") is None  # too short to tell
