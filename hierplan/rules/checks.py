@@ -244,8 +244,8 @@ def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
 
 def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
     """``text`` with what a program can fix without losing anything: the chat frame dropped (drop_chat_frame),
-    lines and sentences said twice and loops dropped (rules.repeats), and the form instructions (case, commas, quotes, the ending, JSON) applied
-    (rules.form.fix_form)."""
+    lines and sentences said twice and loops dropped (rules.repeats), and the form instructions (case, commas,
+    quotes, the ending, JSON) applied (rules.form.fix_form)."""
     return fix_form(instructions, drop_repeats(drop_chat_frame(text, instructions)))
 
 
