@@ -146,17 +146,22 @@ REPEAT_MIN_WORDS = 5
 """A line of at least this many words said twice is a repeat (a small model copies its notes' blocks again)."""
 REPEAT_LOOP_LINES = 4
 """A shorter line said this many times is a loop (a small model stuck on "- hello" until its token limit)."""
-LOOP_MIN_REPEATS = 3
-LOOP_MIN_WORDS = 9
+LOOP_MIN_REPEATS = 4
+LOOP_MIN_WORDS = 12
 LOOP_MAX_SPAN = 48
 """The same 1 to LOOP_MAX_SPAN words said LOOP_MIN_REPEATS times or more in a row, LOOP_MIN_WORDS words in all, is a
-loop a program cuts to its first round ("Jiang Zhi, Jiang Zhi, Jiang Zhi, ..."); "ha ha ha" is not."""
+loop a program cuts to its first round ("Jiang Zhi, Jiang Zhi, Jiang Zhi, ..."); "Let it snow! Let it snow! Let it
+snow!" is not."""
 LOOP_CHECK_WORDS = 60
 LOOP_NEW_SHARE = 0.5
 """An answer of LOOP_CHECK_WORDS words or more of which fewer than this share say something new (start a word
 4-gram not said before) goes round in circles."""
 LANGUAGE_MIN_WORDS = 20
-"""An answer's language is checked only from this many words of prose: on a line or two langdetect guesses."""
+LANGUAGE_LINE_WORDS = 4
+LANGUAGE_MIN_SHARE = 0.2
+"""An answer's language is checked only on its prose lines of LANGUAGE_LINE_WORDS words or more, and only when they
+hold LANGUAGE_MIN_WORDS words (on a line or two, or a list of names, langdetect guesses); it is another language
+only where langdetect gives the one asked for under LANGUAGE_MIN_SHARE."""
 MIN_LIST_ITEMS = 3
 """A checklist or list asked for with no count given still has at least this many items."""
 SHORTEN_TO = 0.75

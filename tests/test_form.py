@@ -161,6 +161,8 @@ def test_case_words_that_disagree_read_no_case():
     # a negation of an earlier instruction is not this one's
     ("No exclamation marks, and the letter w has to show up at least three times.",
      {"kind": "letter_times", "letter": "w", "min": 3, "max": None}),
+    ("Don't use the letter z and the letter q more than once.",
+     {"kind": "letter_times", "letter": "q", "min": None, "max": 1}),
     ("The note should have the letter x in it at least twice.",
      {"kind": "letter_times", "letter": "x", "min": 2, "max": None}),
     ("Give at least 2 phrases of the answer markdown emphasis.", {"kind": "highlights", "min": 2}),

@@ -19,6 +19,7 @@ ENGLISH = ("Dear neighbours, we warmly invite you to our summer party in the gar
     ("Translate this note into Spanish: we are closed on Monday.", "Spanish"),
     ("Your whole reply should be in the Hindi language.", "Hindi"),
     ("Describe a market using only the Swahili language.", "Swahili"),
+    ("Write me a short story in Portuguese.", "Portuguese"),
 ])
 def test_the_language_asked_for_is_read(task, language):
     assert read_language(task)["language"] == language
@@ -30,6 +31,12 @@ def test_the_language_asked_for_is_read(task, language):
     "How do you say thank you in Japanese?",
     "Answer in a language other than English.",
     "Explain how tides work.",
+    "Explain how to order food in Japanese.",
+    "Give me a list of common greetings in French.",
+    "I am fluent in German. Write me a cover letter for a bank job.",
+    "Write a resume for someone with a degree in Chinese.",
+    "Write about a character who only speaks in Spanish.",
+    "Write a poem with the title in French.",
 ])
 def test_no_language_is_read_where_the_answer_is_asked_for_in_none(task):
     assert read_language(task) is None
@@ -41,3 +48,7 @@ def test_an_answer_in_another_language_is_a_problem_and_a_short_one_is_not_judge
     assert problem(german, GERMAN) is None
     assert problem(german, ENGLISH) == "it is not written in German: write all of it in German, no other language"
     assert problem(german, "Hello there, friends.") is None  # too short to tell
+    capitals = "\n".join(f"{n}. {city}" for n, city in enumerate(
+        "Paris London Berlin Madrid Rome Vienna Prague Warsaw Lisbon Dublin Oslo Bern Athens Sofia Riga Kyiv Minsk "
+        "Tallinn Vilnius Bratislava".split(), 1))
+    assert problem({"kind": "language", "language": "English", "code": "en"}, capitals) is None  # names say little

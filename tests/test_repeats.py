@@ -23,7 +23,7 @@ def test_a_list_stuck_on_one_item_keeps_the_item_once_and_what_follows():
 
 def test_a_list_said_again_whole_is_cut_to_its_first_round():
     names = "".join(f"Lin {given} (short)\n" for given in ("Wei", "Tao", "Bo", "Min", "Hui", "Jun", "Yan", "Ling"))
-    assert drop_repeats("Names like Lin:\n" + names * 3) == "Names like Lin:\n" + names
+    assert drop_repeats("Names like Lin:\n" + names * 4) == "Names like Lin:\n" + names
 
 
 def test_sentences_said_again_in_one_paragraph_are_dropped_and_the_rest_kept_in_order():
@@ -32,8 +32,25 @@ def test_sentences_said_again_in_one_paragraph_are_dropped_and_the_rest_kept_in_
     assert kept.startswith("Friends, the vote is ours to cast.") and kept.endswith("about hope.")
 
 
+def test_a_loop_keeps_the_stop_its_last_round_ends_with():
+    assert drop_repeats("Other names: " + "Lin Bo, " * 8 + "Lin Bo. He left.") == "Other names: Lin Bo. He left."
+    objects = '[' + ', '.join(['{"id": 1, "ok": true}'] * 4) + ']'
+    assert drop_repeats(objects) == '[{"id": 1, "ok": true}]'
+
+
+def test_numbered_steps_and_abbreviations_are_not_cut_as_sentences():
+    steps = ("1. Open the app.\n2. Tap on Settings in the top menu.\n3. Scroll down.\n"
+             "4. Tap on Settings in the top menu.")
+    assert drop_repeats(steps).splitlines()[-1] == "4. Tap on Settings in the top menu."
+    visit = "Dr. Smith went to Washington D.C. today. She met the staff there."
+    # the sentence said again goes whole, "Dr." and "D.C." with it
+    assert drop_repeats(visit + "\n" + visit.replace("She met", "Then she met")) == (
+        visit + "\nThen she met the staff there.")
+
+
 def test_short_repeats_numbers_code_and_tables_are_left_alone():
-    for text in ("Row, row, row your boat, gently down the stream.",
+    for text in ("Let it snow! Let it snow! Let it snow!",
+                 "Row, row, row your boat, gently down the stream.",
                  "Ha ha ha, she said.",
                  "The series: 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2.",
                  "```python\n" + "print('loop')\n" * 12 + "```",

@@ -425,9 +425,9 @@ def _per_part(task: str, m: re.Match) -> bool:
 
 
 def _negated(task: str, m: re.Match) -> bool:
-    """Whether a negation governs the count at ``m``: in its clause, after the last comma or "and" ("No commas,
-    and the letter n at least four times" asks for four)."""
-    part = re.split(r",|;|\band\b|\bbut\b", _clause_before(task, m.start()), flags=re.I)[-1]
+    """Whether a negation governs the count at ``m``: in its clause, after the last comma ("No commas, and the letter
+    n at least four times" asks for four; "don't use z and q more than once" limits both)."""
+    part = re.split(r"[,;]|\bbut\b", _clause_before(task, m.start()), flags=re.I)[-1]
     return bool(re.search(_NEGATION, part, re.I))
 
 

@@ -79,7 +79,8 @@ _LIST_NOUN_RE = re.compile(r"^\s*(?:the\s+)?(?:following\s+)?(?:(?:key\s*)?(?:wo
 # Where the task says the term goes ("... in your answer"): no part of the term.
 _WHERE_RE = re.compile(r"\s+(?:(?:in|into|within|throughout|somewhere\s+in|anywhere\s+in)\s+(?:your|the|this|my)\s+"
                        r"(?:\w+\s+)?(?:answer|reply|response|text|output|writing|essay|post|story|poem|piece|letter|"
-                       r"email|summary)\b|(?:somewhere|anywhere|in\s+it|in\s+there)\b).*$", re.I | re.S)
+                       r"email|summary)\b|(?:somewhere|anywhere)(?:\s+in\s+(?:it|there|\w+))?\s*$|in\s+(?:it|there)\s*$).*$",
+                       re.I | re.S)
 _MENTION_VERB_RE = re.compile(r"^\s*(?:also\s+)?(?:mention|include|cover)\w*\s+", re.I)
 # An example of the form ("placeholders like [name]", "for example [address]") or the placeholders themselves (read
 # by rules.form): no term to mention.

@@ -23,7 +23,10 @@ from hierplan.rules.text import words as prose_words
 _MARKUP = "*_`#>\"' \t"
 _FENCE_LINE_RE = re.compile(r"^\s*```")
 _TABLE_LINE_RE = re.compile(r"^\s*\|")
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+# A sentence ends after a word in lowercase (or a closing quote or bracket) and its stop, before a capital: not after
+# "4." of a numbered step, nor after "Dr." or "D.C.".
+_SENTENCE_END_RE = re.compile(r"(?<=[a-z)\"'\u201d\u2019][.!?])(?<!\b[A-Z][a-z]\.)(?<!\b[A-Z][a-z]{2}\.)\s+"
+                              r"(?=[A-Z\"'\u201c\u2018*(])")
 _TOKEN_RE = re.compile(r"\S+")
 _LOOP_GRAM = 4
 
@@ -53,9 +56,10 @@ def _collapse_runs(text: str) -> str:
             while norms[i + times * span:i + (times + 1) * span] == cycle:
                 times += 1
             if times >= LOOP_MIN_REPEATS and times * span >= LOOP_MIN_WORDS:
-                # the first round, then what follows the run's last word
+                # the first round, ending as the run ends ("Zhi." where the last round had the stop), then what
+                # follows the run
                 end = i + times * span
-                pieces.append(text[last:tokens[i + span - 1].end()])
+                pieces.append(text[last:tokens[i + span - 1].start()] + tokens[end - 1].group())
                 last = tokens[end - 1].end()
                 i = end
                 break
