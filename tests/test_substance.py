@@ -223,3 +223,13 @@ def test_a_reply_of_a_few_words_the_task_offers_is_no_copy_of_the_task():
     task = "Is tea better than coffee? Reply with one of: My answer is yes. My answer is no. My answer is maybe."
     assert not_the_piece("My answer is maybe.", task, []) is None
     assert not_the_piece(task, task, []) == NOT_AN_ANSWER
+
+
+def test_a_reply_that_is_only_its_title_is_no_answer_unless_a_title_is_what_the_task_asks_for():
+    title = [{"kind": "title"}]
+    riddle = "Could you make up a riddle about tide pools? Put a title on it like <<title>>."
+    assert not_the_piece("<<The Pool at Low Tide>>", riddle, title).startswith("it is only a title")
+    answer = "<<The Pool at Low Tide>>\nI hold the sea when the sea has gone; crabs keep house in me. What am I?"
+    assert not_the_piece(answer, riddle, title) is None
+    assert not_the_piece("<<Low Tide Notes>>", "Suggest a title for my blog about tide pools, in <<these>>.",
+                         title) is None

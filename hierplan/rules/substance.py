@@ -14,7 +14,7 @@ here.
 The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is the
 task's own words (ECHO_LIMIT, at MIN_ECHO_WORDS words or more; a list of the task's sentences too), or when it is
 only the parts the task asks for beside the answer (a postscript, the request repeated, a given opening or closing,
-and no word besides them), or when the task names a piece of writing (an essay, a letter, a post, an ad...) or asks
+a <<title>> where the task asks for no title or name itself, and no word besides them), or when the task names a piece of writing (an essay, a letter, a post, an ad...) or asks
 to expand on something and the answer has fewer than MIN_PIECE_WORDS words besides those parts and its title where
 the task's limits allow that many, or when the task names a piece in sentences or verse (a poem, a story, a letter:
 RUNNING_PIECE_RE) and asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are
@@ -89,6 +89,10 @@ _SENTENCE_FLOOR = 3
 """A task allowing at most this many sentences may be answered in fewer than MIN_PIECE_WORDS words."""
 # A title the task asks for in << >>: its own line, no part of the piece's length.
 _TITLE_LINE_RE = re.compile(r"^[ \t]*<<[^\n]*>>[ \t]*$", re.M)
+# A task whose answer is a title or a name ("suggest a title for my post"): a title alone answers it.
+_TITLE_ASKED_RE = re.compile(r"\b(?:suggest|give|propose|come\s+up\s+with|think\s+of|need|want|write|brainstorm)\s+"
+                             r"(?:me\s+|us\s+)?(?:a|an|one|some|two|three|\d+|a\s+few)?\s*(?:[\w'-]+\s+)?"
+                             r"(?:titles?|names?|headlines?)\b", re.I)
 # A code fence's own line: what a fence holds (JSON, a program) is the answer's too, for its length and its echo.
 _FENCE_LINE_RE = re.compile(r"^[ \t]*```[^\n]*$", re.M)
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
@@ -220,6 +224,8 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
         return ONLY_PARTS.format(parts=" and ".join(parts))
     untitled = _TITLE_LINE_RE.sub(" ", body)
     if untitled != body:
+        if not _words(untitled) and not _TITLE_ASKED_RE.search(task) and not PIECE_RE.search(task):
+            return ONLY_PARTS.format(parts=" and ".join(["a title", *parts]))
         parts = ["its title", *parts]
     n = len(_words(untitled))
     piece = PIECE_RE.search(task)
