@@ -20,6 +20,7 @@ ENGLISH = ("Dear neighbours, we warmly invite you to our summer party in the gar
     ("Your whole reply should be in the Hindi language.", "Hindi"),
     ("Describe a market using only the Swahili language.", "Swahili"),
     ("Write me a short story in Portuguese.", "Portuguese"),
+    ("Tell me a joke about ferries. Swahili only, please, no other language.", "Swahili"),
 ])
 def test_the_language_asked_for_is_read(task, language):
     assert read_language(task)["language"] == language
