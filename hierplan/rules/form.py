@@ -216,7 +216,8 @@ _PER_PART_BEFORE_RE = re.compile(r"\b(?:each|every|per)\b[^.!?;\n]{0,30}$", re.I
 _PER_PART_AFTER_RE = re.compile(r"^\s*(?:each|apiece|per\b|(?:in|on|for|about|of)\s+(?:each|every))", re.I)
 _TIMES = r"(?:" + _N + r"(?:\s+or\s+more)?\s+times?|(once|twice|thrice))"
 # Between the word and its count: "should appear", "must be used", "to show up", "in your answer".
-_TIMES_GAP = (r"(?:(?:should|must|has\s+to|needs?\s+to|to|will|shall|is\s+to|can|may)\s+)?(?:(?:appears?|be\s+used|"
+_TIMES_GAP = (r"(?:(?:should|must|has\s+to|needs?\s+to|to|will|shall|is\s+to|can|may)(?:\s+not|n't)?\s+)?(?:(?:appears?|"
+              r"be\s+used|"
               r"occurs?|show\s+up|shows\s+up|come\s+up|comes\s+up|be\s+(?:said|mentioned|repeated|included)|feature)"
               r"\s+)?(?:(?:in\s+(?:your|the)\s+\w+|in\s+it|in\s+there|throughout)\s+)?(?:for\s+)?"
               r"(?:a\s+total\s+of\s+)?")
@@ -250,6 +251,8 @@ _AVOID_LIST_RE = re.compile(r"\b" + _LEAVE_OUT + r"\s+(?:the\s+|these\s+|any\s+o
 # "don't use the word 'very' more than twice" limits the word (word_times): it does not ban it.
 _LIMIT_AFTER_RE = re.compile(r"\s*(?:more\s+than|over|above|beyond|at\s+most|no\s+more\s+than|fewer\s+than|"
                              r"less\s+than|too\s+(?:often|much|many)|once|twice|thrice|" + _N + r"\s+times)\b", re.I)
+_LIMIT_LATER_RE = re.compile(r"[^.;!?\n]{0,24}?\b(?:more\s+than|over|above|beyond|at\s+most|\d+\s+times|once|"
+                             r"twice)\b", re.I)
 # "don't use the words cheap or budget": an unquoted list that runs to the end of the clause.
 _AVOID_WORDS_RE = re.compile(r"\b" + _LEAVE_OUT + r"\s+(?:the\s+|these\s+)?(?:key)?(?:words|terms)\s+"
                              r"([A-Za-z][\w'-]*(?:\s*,\s*[A-Za-z][\w'-]*)*\s*,?\s+(?:and|or|nor)\s+[A-Za-z][\w'-]*)"
@@ -261,7 +264,8 @@ _NOT_APPEAR_RE = re.compile(r"\b(?:word|keyword|term|phrase)s?\s+(" + _QUOTED_LI
 _NO_LETTER_RE = re.compile(r"(?:" + _LEAVE_OUT + r"|\bno)\s+(?:the\s+|any\s+)?letter\s+[\"'\u201c\u2018]?([a-z])\b"
                            r"[\"'\u201d\u2019]?(?!\s+(?:more|over|above|beyond|\d|[a-z]+\s+times))"
                            r"|\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d\u2019]?\s+(?:should|must|may|can)\s*"
-                           r"(?:not|n't|never)\s+(?:appear|be\s+used|show\s+up)", re.I)
+                           r"(?:not|n't|never)\s+(?:appear|be\s+used|show\s+up)(?![^.;!?\n]{0,24}?\b(?:more\s+than|"
+                           r"over|above|beyond|at\s+most|\d+\s+times))", re.I)
 
 # --- The request repeated first ---------------------------------------------------------------------------------
 # "First repeat my question word for word, then answer", "copy the request above exactly before you reply"
@@ -428,7 +432,9 @@ def _negated(task: str, m: re.Match) -> bool:
     """Whether a negation governs the count at ``m``: in its clause, after the last comma ("No commas, and the letter
     n at least four times" asks for four; "don't use z and q more than once" limits both)."""
     part = re.split(r"[,;]|\bbut\b", _clause_before(task, m.start()), flags=re.I)[-1]
-    return bool(re.search(_NEGATION, part, re.I))
+    # or within the count's own words: "the letter n should not appear more than 3 times"
+    return bool(re.search(_NEGATION, part, re.I) or re.search(r"\b(?:should|must|may|can)(?:\s+not\b|n't)",
+                                                             m.group(0), re.I))
 
 
 def _times(relation: str | None, n: int | None, negated: bool) -> dict[str, int | None]:
@@ -497,6 +503,8 @@ def read_form(task: str) -> list[dict[str, Any]]:
         found += [{"kind": "avoid_word", "word": w} for w in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+",
                                                                        m.group(1)) if w]
     for m in _NOT_APPEAR_RE.finditer(task):
+        if _LIMIT_LATER_RE.match(task, m.end()):
+            continue  # "should not appear more than twice" limits the word (word_times): it does not ban it
         found += [{"kind": "avoid_word", "word": _first(q)} for q in re.findall(QUOTED, m.group(1) or m.group(6))]
     if (request := read_repeat(task)) is not None:
         found.append({"kind": "repeat_request", "text": request})
