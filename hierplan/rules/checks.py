@@ -14,7 +14,7 @@ from hierplan.config import SHORTEN_TO, WORDS_PER_SENTENCE
 from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.instructions import LIST_KINDS
 from hierplan.rules.language import language_problem
-from hierplan.rules.repeats import drop_repeats, repeats_problem
+from hierplan.rules.repeats import LINE_MARKUP, drop_repeats, repeats_problem
 from hierplan.rules.text import PYTHON_LABELS, split_code
 from hierplan.rules.text import words as prose_words
 
@@ -22,7 +22,6 @@ from hierplan.rules.text import words as prose_words
 _BULLET_LINE_RE = re.compile(r"^ {0,1}(?!(?:[-*_][ \t]*){3,}$)[-*+\u2022][ \t]+\S")
 _NUMBERED_LINE_RE = re.compile(r"^ {0,1}(?:\d{1,3}[.)]|step\s+\d{1,3}[.:)]?)[ \t]+\S", re.I)
 _HEADING_LINE_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S")
-_MARKUP = "*_`#>\"' \t"
 
 
 def _count_lines(prose: str, kind: str) -> int:
@@ -93,7 +92,7 @@ def _word_in(word: str, text: str) -> bool:
 
 
 def _lines(prose: str) -> list[str]:
-    return [line.strip().strip(_MARKUP) for line in prose.splitlines() if line.strip().strip(_MARKUP)]
+    return [line.strip().strip(LINE_MARKUP) for line in prose.splitlines() if line.strip().strip(LINE_MARKUP)]
 
 
 def problem(instruction: dict[str, Any], text: str) -> str | None:
@@ -134,7 +133,7 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
         return f"it uses the word '{word}', which the task forbids" if found else None
     if kind == "begins_with":
         lines = _lines(prose if not text.lstrip().startswith("```") else text)
-        want = instruction["text"].strip(_MARKUP)
+        want = instruction["text"].strip(LINE_MARKUP)
         ok = bool(lines) and lines[0].lower().startswith(want.lower())
         return None if ok else f"its first line must begin with '{want}'"
     if kind == "ends_with_question":

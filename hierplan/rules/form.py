@@ -216,9 +216,9 @@ _PER_PART_BEFORE_RE = re.compile(r"\b(?:each|every|per)\b[^.!?;\n]{0,30}$", re.I
 _PER_PART_AFTER_RE = re.compile(r"^\s*(?:each|apiece|per\b|(?:in|on|for|about|of)\s+(?:each|every))", re.I)
 _TIMES = r"(?:" + _N + r"(?:\s+or\s+more)?\s+times?|(once|twice|thrice))"
 # Between the word and its count: "should appear", "must be used", "to show up", "in your answer".
-_TIMES_GAP = (r"(?:(?:should|must|has\s+to|needs?\s+to|to|will|shall|is\s+to|can|may)(?:\s+not|n't)?\s+)?(?:(?:appears?|"
-              r"be\s+used|"
-              r"occurs?|show\s+up|shows\s+up|come\s+up|comes\s+up|be\s+(?:said|mentioned|repeated|included)|feature)"
+_TIMES_GAP = (r"(?:(?:should|must|has\s+to|needs?\s+to|to|will|shall|is\s+to|can|may)(?:\s+not|n't)?\s+)?"
+              r"(?:(?:appears?|be\s+used|occurs?|show\s+up|shows\s+up|come\s+up|comes\s+up|"
+              r"be\s+(?:said|mentioned|repeated|included)|feature)"
               r"\s+)?(?:(?:in\s+(?:your|the)\s+\w+|in\s+it|in\s+there|throughout)\s+)?(?:for\s+)?"
               r"(?:a\s+total\s+of\s+)?")
 _WORD = r"([A-Za-z][\w'-]*)"
@@ -251,8 +251,9 @@ _AVOID_LIST_RE = re.compile(r"\b" + _LEAVE_OUT + r"\s+(?:the\s+|these\s+|any\s+o
 # "don't use the word 'very' more than twice" limits the word (word_times): it does not ban it.
 _LIMIT_AFTER_RE = re.compile(r"\s*(?:more\s+than|over|above|beyond|at\s+most|no\s+more\s+than|fewer\s+than|"
                              r"less\s+than|too\s+(?:often|much|many)|once|twice|thrice|" + _N + r"\s+times)\b", re.I)
-_LIMIT_LATER_RE = re.compile(r"[^.;!?\n]{0,24}?\b(?:more\s+than|over|above|beyond|at\s+most|\d+\s+times|once|"
-                             r"twice)\b", re.I)
+# A limit a few words on ("... should not appear in it more than 3 times"): a count, not a ban.
+_LIMIT_LATER = r"[^.;!?\n]{0,24}?\b(?:more\s+than|over|above|beyond|at\s+most|\d+\s+times"
+_LIMIT_LATER_RE = re.compile(_LIMIT_LATER + r"|once|twice)\b", re.I)
 # "don't use the words cheap or budget": an unquoted list that runs to the end of the clause.
 _AVOID_WORDS_RE = re.compile(r"\b" + _LEAVE_OUT + r"\s+(?:the\s+|these\s+)?(?:key)?(?:words|terms)\s+"
                              r"([A-Za-z][\w'-]*(?:\s*,\s*[A-Za-z][\w'-]*)*\s*,?\s+(?:and|or|nor)\s+[A-Za-z][\w'-]*)"
@@ -264,8 +265,7 @@ _NOT_APPEAR_RE = re.compile(r"\b(?:word|keyword|term|phrase)s?\s+(" + _QUOTED_LI
 _NO_LETTER_RE = re.compile(r"(?:" + _LEAVE_OUT + r"|\bno)\s+(?:the\s+|any\s+)?letter\s+[\"'\u201c\u2018]?([a-z])\b"
                            r"[\"'\u201d\u2019]?(?!\s+(?:more|over|above|beyond|\d|[a-z]+\s+times))"
                            r"|\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d\u2019]?\s+(?:should|must|may|can)\s*"
-                           r"(?:not|n't|never)\s+(?:appear|be\s+used|show\s+up)(?![^.;!?\n]{0,24}?\b(?:more\s+than|"
-                           r"over|above|beyond|at\s+most|\d+\s+times))", re.I)
+                           r"(?:not|n't|never)\s+(?:appear|be\s+used|show\s+up)(?!" + _LIMIT_LATER + r"))", re.I)
 
 # --- The request repeated first ---------------------------------------------------------------------------------
 # "First repeat my question word for word, then answer", "copy the request above exactly before you reply"

@@ -4,9 +4,9 @@ nothing else", "respond in French, please"), and whether an answer is in it.
 Read from the task's words: "in German" said of the answer ("respond in French", "write me a poem in Italian",
 "your reply should be in Hindi", "translate this into Spanish") or as its only language ("in German only", "no other
 language"), where nothing but the end of the clause, "only", "and nothing else" or "language" follows. "Order food
-in Japanese", "greetings in French", "a degree in Chinese" and "how do you say it in Korean?" ask for no language. Checked by langdetect (a port of Google's
-language-detection) on the answer's prose lines of LANGUAGE_LINE_WORDS words or more, only when they hold
-LANGUAGE_MIN_WORDS words: on a line or two, or a list of names, it guesses.
+in Japanese", "greetings in French", "a degree in Chinese" and "how do you say it in Korean?" ask for no language.
+Checked by langdetect (a port of Google's language-detection) on the answer's prose lines of LANGUAGE_LINE_WORDS
+words or more, only when they hold LANGUAGE_MIN_WORDS words: on a line or two, or a list of names, it guesses.
 """
 
 from __future__ import annotations
@@ -71,11 +71,9 @@ def read_language(task: str) -> dict[str, Any] | None:
     named = set()
     for m in matches:
         group = next(i for i, g in enumerate(m.groups(), 1) if g)
-        before = task[:m.start(group)]
-        name_start = re.search(r"(?:\b(?:in|into)\s+(?:the\s+)?)?$", before)
+        before = task[:m.start(group)]  # _OTHER_THAN_RE reads its "in (the)" itself
         sentence = re.split(r"[.!?\n]\s", before)[-1]
-        if not _OTHER_THAN_RE.search(before[:name_start.start()] if name_start else before) \
-                and not _ABOUT_A_WORD_RE.search(sentence):
+        if not _OTHER_THAN_RE.search(before) and not _ABOUT_A_WORD_RE.search(sentence):
             named.add(m.group(group).lower())
     codes = {LANGUAGES[name] for name in named}
     if len(codes) != 1:

@@ -20,7 +20,8 @@ from hierplan.config import (LOOP_CHECK_WORDS, LOOP_MAX_SPAN, LOOP_MIN_REPEATS, 
                              REPEAT_LOOP_LINES, REPEAT_MIN_WORDS)
 from hierplan.rules.text import words as prose_words
 
-_MARKUP = "*_`#>\"' \t"
+LINE_MARKUP = "*_`#>\"' \t"
+"""What a line's own marks may be, stripped before its words are compared."""
 _FENCE_LINE_RE = re.compile(r"^\s*```")
 _TABLE_LINE_RE = re.compile(r"^\s*\|")
 # A sentence ends after a word in lowercase (or a closing quote or bracket) and its stop, before a capital: not after
@@ -33,7 +34,7 @@ _LOOP_GRAM = 4
 
 def _repeat_key(text: str) -> str | None:
     """What a line or sentence is compared by, or None when it is too short to count as a repeat."""
-    key = " ".join(prose_words(text.strip().strip(_MARKUP).lower()))
+    key = " ".join(prose_words(text.strip().strip(LINE_MARKUP).lower()))
     return key if len(key.split()) >= REPEAT_MIN_WORDS else None
 
 

@@ -13,16 +13,16 @@ here.
 
 The floor under any answer, draft or rewrite (``not_the_piece``): an answer is not the piece when most of it is the
 task's own words (ECHO_LIMIT, at MIN_ECHO_WORDS words or more; a list of the task's sentences too), or when it is
-only the parts the task asks for beside the answer (a postscript, the request repeated, a given opening or closing,
-a <<title>> where the task asks for no title or name itself, and no word besides them), or when the task names a piece of writing (an essay, a letter, a post, an ad...) or asks
-to expand on something and the answer has fewer than MIN_PIECE_WORDS words besides those parts and its title where
-the task's limits allow that many, or when the task names a piece in sentences or verse (a poem, a story, a letter:
-RUNNING_PIECE_RE) and asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are
-list items), or when the task asks for a piece in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and
-the answer has no verse in it (prose: fewer than MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its
-lines), unless JSON, a program or a list is what the task allows. Such an answer is a problem to fix like a broken
-instruction, so the reviser writes the piece anew; for the same reason a rewrite that turns a kept answer in
-sentences into a list the task did not ask for is not kept.
+only the parts the task asks for beside the answer (a postscript, the request repeated, a given opening or closing, a
+<<title>> where the task asks for no title or name itself, and no word besides them), or when the task names a piece
+of writing (an essay, a letter, a post, an ad...) or asks to expand on something and the answer has fewer than
+MIN_PIECE_WORDS words besides those parts and its title where the task's limits allow that many, or when the task
+names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and asks for no list, and the
+answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or when the task asks for a piece
+in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no verse in it (prose: fewer than
+MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its lines), unless JSON, a program or a list is what the
+task allows. Such an answer is a problem to fix like a broken instruction, so the reviser writes the piece anew; for
+the same reason a rewrite that turns a kept answer in sentences into a list the task did not ask for is not kept.
 """
 
 from __future__ import annotations
