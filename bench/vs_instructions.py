@@ -17,6 +17,11 @@ the prompt, the aggregator's token budget) and ``hierplan`` (build_graph on the 
 prompt; the checkers' arguments are read here, for scoring only. Every finished prompt is appended to --out at
 once; the same command resumes a killed run. The order of the systems alternates from prompt to prompt.
 
+``--part own1``: 40 prompts that are not IFEval's, written for this project by a helper session that did not read
+the product, in ordinary chat wording, each with IFEval instruction kinds and checker arguments
+(bench/data/own/ifeval_own1.jsonl; scored by the same official checkers). Written on 2026-12-07 after every
+validate row had been run; none of its prompts read before its first run.
+
 ``--phrasing paraphrased`` (validate and every fresh part) runs the same rows worded as people write them, none
 of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,fresh2,...,fresh5}.jsonl: same keys and
 checker arguments).
@@ -60,6 +65,7 @@ FRESH5_SIZE, FRESH5_SEED = 41, 59
 FRESH_PARTS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 FRESH_DRAWS = ((FRESH_SIZE, FRESH_SEED), (FRESH2_SIZE, FRESH2_SEED), (FRESH3_SIZE, FRESH3_SEED),
                (FRESH4_SIZE, FRESH4_SEED), (FRESH5_SIZE, FRESH5_SEED))
+OWN_PARTS = {"own1": ROOT / "bench" / "data" / "own" / "ifeval_own1.jsonl"}
 SYSTEMS = ("direct", "hierplan")
 DIRECT_SYSTEM = "You are a helpful assistant. Do the task exactly as asked."
 TEMPERATURE, TOP_P = 0.2, 0.9
@@ -69,6 +75,9 @@ def select(rows: list[dict[str, Any]], part: str, limit: int | None, start: int 
            ) -> list[tuple[int, dict[str, Any]]]:
     """The part's prompts as (row number, row), from the part's ``start``-th prompt, at most ``limit`` of them."""
     validate = sorted(random.Random(VALIDATE_SEED).sample(list(VALIDATE_ROWS), VALIDATE_SIZE))
+    if part in OWN_PARTS:
+        picked = [(r["row"], r) for r in map(json.loads, OWN_PARTS[part].read_text().splitlines()) if r]
+        return picked[start - 1:][:limit] if limit else picked[start - 1:]
     if part == "tune":
         chosen = list(TUNE_ROWS)
     elif part == "validate":
@@ -150,7 +159,7 @@ def summarize(records: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", choices=["tune", "validate", *FRESH_PARTS], required=True)
+    p.add_argument("--part", choices=["tune", "validate", *FRESH_PARTS, *OWN_PARTS], required=True)
     p.add_argument("--start", type=int, default=1, help="begin at the part's N-th prompt (1: its first)")
     p.add_argument("--limit", type=int, help="N prompts only (from --start)")
     p.add_argument("--phrasing", choices=["original", "paraphrased"], default="original")
