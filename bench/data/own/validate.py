@@ -1,7 +1,10 @@
-"""Checks bench/data/own/ifeval_own1.jsonl against lm-eval's IFEval checkers (stdlib + bench/ifeval_checkers.py).
+"""Checks bench/data/own/ifeval_own1.jsonl and ifeval_own2.jsonl against lm-eval's IFEval checkers
+(stdlib + bench/ifeval_checkers.py).
 
-    .venv/bin/python bench/data/own/validate.py [path.jsonl]
+    .venv/bin/python bench/data/own/validate.py [path.jsonl ...]
 
+With no arguments it checks every set in SETS, and the keys must be unique across all of them. A path names one
+set: its first key comes from SETS when the file name is listed there, else from the file's first row.
 Prints "ok", or one line per problem and exits 1.
 """
 
@@ -16,9 +19,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))  # bench/
 import ifeval_checkers  # noqa: E402
 
-DEFAULT = HERE / "ifeval_own1.jsonl"
+# (file, first key): each set has N_ROWS rows with keys first_key .. first_key + N_ROWS - 1.
+SETS = [
+    (HERE / "ifeval_own1.jsonl", 900001),
+    (HERE / "ifeval_own2.jsonl", 900101),
+]
 N_ROWS = 40
-FIRST_KEY = 900001
 FIELDS = ["row", "key", "prompt", "instruction_id_list", "kwargs"]
 
 # IFEval's template sentences; the prompts must be phrased in their own words.
@@ -47,8 +53,8 @@ def registry() -> dict:
     return utils.instructions_registry.INSTRUCTION_DICT
 
 
-def check_row(i: int, line: str, seen_keys: set, inst_dict: dict) -> list[str]:
-    where = f"line {i}"
+def check_row(i: int, line: str, seen_keys: set, inst_dict: dict, first_key: int, name: str = "") -> list[str]:
+    where = f"{name} line {i}" if name else f"line {i}"
     try:
         row = json.loads(line)
     except json.JSONDecodeError as e:
@@ -67,8 +73,8 @@ def check_row(i: int, line: str, seen_keys: set, inst_dict: dict) -> list[str]:
         problems.append(f"{where}: duplicate key {key}")
     else:
         seen_keys.add(key)
-        if key != FIRST_KEY + i - 1:
-            problems.append(f"{where}: key {key}, want {FIRST_KEY + i - 1}")
+        if key != first_key + i - 1:
+            problems.append(f"{where}: key {key}, want {first_key + i - 1}")
     prompt = row.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return problems + [f"{where}: prompt missing or empty"]
@@ -155,20 +161,44 @@ def check_row(i: int, line: str, seen_keys: set, inst_dict: dict) -> list[str]:
     return problems
 
 
-def main(argv: list[str]) -> int:
-    path = Path(argv[1]) if len(argv) > 1 else DEFAULT
+def first_key_of(path: Path, lines: list[str]) -> int | None:
+    for known, first_key in SETS:
+        if path.name == known.name:
+            return first_key
+    try:
+        key = json.loads(lines[0]).get("key")
+    except (IndexError, json.JSONDecodeError, AttributeError):
+        return None
+    return key if isinstance(key, int) else None
+
+
+def check_file(path: Path, first_key: int | None, seen: set, inst_dict: dict) -> list[str]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as e:
-        print(f"cannot read {path}: {e}")
-        return 1
-    inst_dict = registry()
+        return [f"cannot read {path}: {e}"]
+    if first_key is None:
+        first_key = first_key_of(path, lines)
+        if first_key is None:
+            return [f"{path.name}: cannot tell its first key"]
     problems: list[str] = []
     if len(lines) != N_ROWS:
-        problems.append(f"{len(lines)} lines, want {N_ROWS}")
-    seen: set = set()
+        problems.append(f"{path.name}: {len(lines)} lines, want {N_ROWS}")
     for i, line in enumerate(lines, 1):
-        problems += check_row(i, line, seen, inst_dict)
+        problems += check_row(i, line, seen, inst_dict, first_key, path.name)
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) > 1:
+        todo = [(Path(arg), None) for arg in argv[1:]]
+    else:
+        todo = list(SETS)
+    inst_dict = registry()
+    problems: list[str] = []
+    seen: set = set()  # keys must be unique across all the files checked together
+    for path, first_key in todo:
+        problems += check_file(path, first_key, seen, inst_dict)
     if problems:
         print("\n".join(problems))
         return 1
