@@ -47,6 +47,11 @@ def step(i, instruction, tool="llm", title=None, expected="", **extra):
     ("Find the total surface area of a cube with side 4 cm.", True),
     ("What is the average of the first 10 prime numbers?", True),
     ("What is the average height of a 7-year-old girl?", False),
+    # numbers that only size the answer are no values to compute with
+    ("What's the difference between a lake and a pond? Under 80 words, at least 4 sentences.", False),
+    ("What's the average weight of a 5 year old labrador? Say 'healthy' at least 2 times.", False),
+    ("Sam has 3 cats and 2 dogs. How many pets does he have? Answer in one sentence.", True),
+    ("A book has 120 pages. How many are left after reading 45? Reply in under 20 words.", True),
 ])
 def test_a_task_is_numeric_when_it_asks_for_a_quantity_and_holds_a_number(task, numeric):
     assert is_numeric_task(task) is numeric

@@ -6,8 +6,11 @@ and holds at least one number (in digits or in words: rules.numbers), or comes w
 registered tools to call), where the numbers are: "What is the total amount in orders.csv?" holds none. "Write a
 3-day itinerary" or "a 5-item checklist" hold numbers but ask for no quantity, so they are writing tasks. With the
 user's files, a question or a request to analyse them ("Check if the fares are skewed", "Identify the outliers")
-is a question about the data, numeric too, unless it asks for a piece of writing ("Summarise notes.txt"). Only
-the task's words (and whether data came with it) are read, by the English patterns below.
+is a question about the data, numeric too, unless it asks for a piece of writing ("Summarise notes.txt"). The
+numbers that size the answer ("3 paragraphs", "at least 9 sentences": its form instructions, read by
+rules.instructions) are not the task's values: "What's the difference between weather and climate? 3 paragraphs,
+at least 9 sentences" asks for no quantity to compute. Only the task's words (and whether data came with it) are
+read, by the English patterns below.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from hierplan.rules.instructions import read_instructions
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN
 
 TaskKind = Literal["numeric", "writing"]
@@ -66,10 +70,18 @@ WRITING_REQUEST_RE = re.compile(
     re.IGNORECASE)
 
 
+def form_values(task: str) -> int:
+    """How many of the task's numbers size its answer: the distinct numbers each of its form instructions holds
+    (rules.instructions: "between 3 and 5 sentences" two, "exactly 3 paragraphs" one)."""
+    return sum(len({v for v in i.values() if isinstance(v, int) and not isinstance(v, bool)})
+               for i in read_instructions(task))
+
+
 def task_kind(task: str, with_data: bool = False, with_files: bool = False) -> TaskKind:
-    """numeric when the task asks for a quantity and holds at least one number (other than an age it asks an
-    average or a total about: AGGREGATE_RE, AGE_RE) or comes ``with_data`` (the user's files or tools), or comes
-    ``with_files`` and asks a question about them or to analyse them (and for no piece of writing); else writing."""
+    """numeric when the task asks for a quantity and holds at least one number besides those that size the answer
+    (form_values), other than an age it asks an average or a total about (AGGREGATE_RE, AGE_RE), or comes
+    ``with_data`` (the user's files or tools), or comes ``with_files`` and asks a question about them or to analyse
+    them (and for no piece of writing); else writing."""
     if with_files and DATA_REQUEST_RE.search(task) and not WRITING_REQUEST_RE.search(task):
         return NUMERIC
     quantity = QUANTITY_QUESTION_RE.search(task)
@@ -77,7 +89,7 @@ def task_kind(task: str, with_data: bool = False, with_files: bool = False) -> T
         return WRITING
     if with_data or with_files:
         return NUMERIC
-    values = len(VALUE_RE.findall(task))
+    values = len(VALUE_RE.findall(task)) - form_values(task)
     if AGGREGATE_RE.search(quantity.group(0)) and values == 1 and AGE_RE.search(task):
         return WRITING
-    return NUMERIC if values else WRITING
+    return NUMERIC if values > 0 else WRITING
