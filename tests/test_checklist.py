@@ -54,6 +54,21 @@ SOME_WORDS_TASK = ("Write a song about my noisy flat that has at least 12 words 
                    "than twice in the letter to my landlord.")
 
 
+CHOICE_TASK = ("Should I repaint the fence this spring? Use one of these two lines to open: \"Go for it.\" or "
+               "\"Wait a year.\" Then make 2 of your reasons bold by using double asterisks.")
+
+
+@pytest.mark.parametrize("read", [
+    # a term offered among others is not required: asking for it turned a "Wait a year." reply into the other
+    item("required_word", 'Use one of these two lines to open: "Go for it."', text="Go for it."),
+    item("required_word", 'Use one of these two lines to open: "Go for it." or "Wait a year."', text="year"),
+    # the instruction's own word is no term to say ("italicize at least 2 phrases" read as "mention italicize")
+    item("required_word", "make 2 of your reasons bold by using double asterisks", text="bold"),
+])
+def test_a_term_offered_as_a_choice_or_naming_a_mark_is_not_required(read):
+    assert grounded(read, CHOICE_TASK) is None
+
+
 @pytest.mark.parametrize("read", [
     # a count of some words (in capitals), not of the answer's length
     item("word_count", "at least 12 words in all capital letters", 12, "at least"),

@@ -158,6 +158,8 @@ def test_case_words_that_disagree_read_no_case():
     ("The letter k must not appear.", {"kind": "letter_times", "letter": "k", "min": None, "max": 0}),
     ("Don't use the word sorry.", {"kind": "avoid_word", "word": "sorry"}),
     ("Avoid saying the word \"literally\".", {"kind": "avoid_word", "word": "literally"}),
+    ("Describe a rainbow, but you can't use the words \"red\" or \"blue\".", {"kind": "avoid_word", "word": "red"}),
+    ("Tell me about tea. You can\u2019t say the word herbal.", {"kind": "avoid_word", "word": "herbal"}),
     # a negation of an earlier instruction is not this one's
     ("No exclamation marks, and the letter w has to show up at least three times.",
      {"kind": "letter_times", "letter": "w", "min": 3, "max": None}),

@@ -55,6 +55,11 @@ CUES: dict[str, tuple[str, ...]] = {
 NEGATED = frozenset({"forbidden_word", "no_commas"})
 NOT_NEGATED = frozenset({"uppercase", "required_word", "json", "quoted", "title", "highlight_count",
                          "placeholder_count", "postscript"})
+# The kinds whose cues name a mark or a case of the answer: a term to mention that holds one ("italicize",
+# "bold") is that instruction's own word, not something the answer must say.
+_MARK_KINDS = ("lowercase", "uppercase", "no_commas", "highlight_count", "placeholder_count", "json", "quoted")
+# A term offered among others ("one of these sentences: ...", "red or blue") is no term the answer must hold.
+_CHOICE_RE = re.compile(r"\bone\s+of\b|\beither\b|\bor\b", re.I)
 NEGATION_REACH = 3
 """How many words a negation may stand before what it negates ("do not use any capital letters")."""
 _WORDS_RE = re.compile(r"\bwords\b", re.I)
@@ -200,6 +205,8 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
     if kind == "forbidden_word":
         return {"kind": "avoid_word", "word": word}
     if kind == "required_word":
+        if _CHOICE_RE.search(quote) or any(c in word.lower() for k in _MARK_KINDS for c in CUES[k] if c.isalpha()):
+            return None
         return {"kind": "mentions", "term": word}
     if kind == "word_frequency" and n is not None:
         return {"kind": "word_times", "word": word, **_bounds(bound, n, quote, "at least")}

@@ -236,7 +236,7 @@ _STOPWORDS = frozenset("should must to will would can appear appears occur in th
 # --- Words and letters to leave out -------------------------------------------------------------------------------
 _LEAVE_OUT = (r"(?:avoid(?:ing)?(?:\s+(?:using|saying|writing|mentioning|including))?|"
               r"(?:do|does|should|must|shall|can|will|may)\s*(?:not|n't)\s+(?:use|include|say|write|mention|contain|"
-              r"have)|don'?t\s+(?:use|include|say|write|mention)|never\s+(?:use|say|"
+              r"have)|(?:don|can|won)['\u2019]?t\s+(?:use|include|say|write|mention)|never\s+(?:use|say|"
               r"write|include|mention)|without(?:\s+(?:using|saying|writing|including|mentioning))?|exclude|"
               r"leave\s+out|steer\s+clear\s+of|stay\s+away\s+from|refrain\s+from\s+(?:using|saying|writing))")
 _QUOTED_LIST = r"(?:" + QUOTED + r"(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+)?)+"
