@@ -46,6 +46,8 @@ def kinds(task: str) -> dict[str, dict]:
     # quotes around the whole answer
     ("Put your whole reply in quotation marks.", "quoted"),
     ("Enclose everything you write in double quotes.", "quoted"),
+    ("I'll frame it, so start and end the whole thing with a double quote mark.", "quoted"),
+    ("Write a toast and mark 2 lines I should stress by putting asterisks around them.", "highlights"),
     ("Your answer must be enclosed in quotes.", "quoted"),
     ("The reply should be brief and be wrapped in quotation marks.", "quoted"),
     # JSON
@@ -85,6 +87,7 @@ def test_each_requirement_is_read_as_people_put_it(task, kind):
     ("Never omit commas after an introductory phrase.", "no_commas"),
     ("Don't put a comma after the greeting.", "no_commas"),            # one place, not the whole answer
     ("Put the book titles in quotation marks.", "quoted"),             # a part of the answer
+    ("Begin and end it with a quote from Einstein.", "quoted"),        # a quotation, not quote marks
     ("Wrap it in single quotes.", "quoted"),                           # not the double quotes checked
     ("Explain the JSON format to a beginner.", "json"),                # JSON is the subject
     ("Write a function that parses input in JSON.", "json"),

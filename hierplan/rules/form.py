@@ -94,11 +94,14 @@ _NOT_A_BAN_RE = re.compile(r"\b(?:forget|miss|skip|omit|drop|leave|remove|more|t
 _WHOLE_ANSWER = (r"(?:(?:your|the|this|my)\s+(?:(?:entire|whole|full|complete)\s+)?(?:answer|response|reply|output|"
                  r"text|message)|(?:your|the)\s+(?:entire|whole|full|complete)\s+\w+|everything(?:\s+you\s+write)?|"
                  r"it(?:\s+all)?|all\s+of\s+it|the\s+whole\s+thing)")
-_QUOTE_MARKS = r"(?:a\s+pair\s+of\s+)?(?:double\s+)?(?:quotation\s+marks|quotes|quote\s+marks|quotations\s+marks)"
+_QUOTE_MARKS = (r"(?:a\s+pair\s+of\s+|an?\s+)?(?:double\s+)?(?:quotation\s+marks?|quotes|quote\s+marks?|"
+                r"quotations\s+marks)")
 _QUOTED_RE = re.compile(
     rf"\b(?:wrap|enclose|surround|put|place|frame)\w*\s+{_WHOLE_ANSWER}\s+(?:\([^()\n]{{0,80}}\)\s+)?"
     rf"(?:[\w']+\s+){{0,3}}?(?:in|with|within|inside|between|by|into)\s+{_QUOTE_MARKS}\b"
     rf"|\b{_QUOTE_MARKS}\s+(?:around|round)\s+{_WHOLE_ANSWER}\b"
+    # "start and end the whole thing with a double quote mark"
+    rf"|\b(?:start|begin|open)\s+and\s+(?:end|finish|close)\s+{_WHOLE_ANSWER}\s+with\s+{_QUOTE_MARKS}"
     rf"|\b{_WHOLE_ANSWER}\s+(?:should|must|has\s+to|needs\s+to|will|is|are)\s+(?:be\s+)?"
     rf"(?:(?:wrapped|enclosed|put|placed)\s+)?(?:in|inside|within|between)\s+{_QUOTE_MARKS}\b", re.I)
 # "The answer should be short and be wrapped in double quotes": the sentence's subject is the whole answer.
@@ -154,6 +157,11 @@ _HIGHLIGHT_RES = (
                re.I),
     re.compile(r"\b(?:add|apply)\s+(?:markdown\s+)?(?:emphasis|italics|bold(?:ing)?|highlighting)\s+to\s+(?:at\s+"
                r"least\s+|exactly\s+)?" + _N + r"\s+(?P<what>" + _UNIT_OR_NOUN + r")\b", re.I),
+    # "mark at least 3 lines ... by putting asterisks around them": marked with asterisks, not a list's bullets
+    re.compile(r"\b(?:mark|flag|wrap|surround|set\s+off)\w*\s+(?:at\s+least\s+|exactly\s+|a\s+minimum\s+of\s+)?"
+               + _N + r"\s+(?P<what>(?!bullet|points?\b|items?\b|list)[\w'-]+)\b"
+               r"(?:(?!\b(?:bullet|list)|[.!?\n])[^*]){0,70}?\basterisks?\s+(?:around|on\s+(?:either|each|both)\s+side)",
+               re.I),
     # "3 highlighted passages", "two italic phrases", "2 bolded terms"
     re.compile(r"\b" + _N + r"\s+(?:[\w'-]+\s+)?(?:italic|italici[sz]ed|highlighted|bold(?:ed)?|emphasi[sz]ed)\s+"
                r"(?:text\s+)?(?P<what>" + _TEXT_UNITS + r")\b", re.I),
