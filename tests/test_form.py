@@ -285,6 +285,8 @@ def test_the_repair_by_program_joins_the_instruction_check():
     ("What makes a sourdough starter fail?\nRepeat my question word for word first, and only then answer it.",
      "What makes a sourdough starter fail?"),
     ('Echo "Where do swallows go in winter?" verbatim, then reply.', "Where do swallows go in winter?"),
+    ("Start your reply by writing out my request below exactly as it is, then do it:\n\nName a good first houseplant.",
+     "Name a good first houseplant."),
 ])
 def test_the_request_to_repeat_is_read_and_put_first(task, request_):
     instructions = read_form(task)
@@ -296,7 +298,8 @@ def test_the_request_to_repeat_is_read_and_put_first(task, request_):
 
 def test_no_repeat_without_the_instruction():
     for task in ("Repeat after me: tea is good. Then explain why.", "Rewrite the text above in simpler words.",
-                 "Tell me about owls.\n\nWhy do owls repeat their calls at night?"):
+                 "Tell me about owls.\n\nWhy do owls repeat their calls at night?",
+                 "Write out the text of the poem exactly, then explain it."):
         assert all(i["kind"] != "repeat_request" for i in read_form(task)), task
 
 

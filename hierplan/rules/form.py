@@ -282,7 +282,11 @@ _REPEAT_RE = re.compile(
     r"sentence|line|query|message)s?\b(?=[^\n]{0,120}?\b(?:word\s+(?:for|by)\s+word|verbatim|exactly|without\s+"
     r"chang|unchanged|as\s+it\s+is|first|before|then)\b)"
     r"|\b(?:first|before\s+(?:you\s+)?(?:answer|reply|respond)\w*)\b[^\n.]{0,30}?\b(?:repeat|copy|echo|reproduce)\w*\b"
-    r"[^\n.]{0,40}?\b(?:request|prompt|question|task|instruction|text|sentence|line|query|message)s?\b", re.I)
+    r"[^\n.]{0,40}?\b(?:request|prompt|question|task|instruction|text|sentence|line|query|message)s?\b"
+    # "start your reply by writing out my request below exactly as it is"
+    r"|\b(?:writ|typ)\w*\s+out\s+(?:my|the|this|that|your)\s+(?:\w+\s+)?(?:request|prompt|question|query)\b"
+    r"(?=[^\n]{0,80}?\b(?:word\s+(?:for|by)\s+word|verbatim|exactly|without\s+chang|unchanged|as\s+it\s+is)\b)",
+    re.I)
 _REPEAT_QUOTED_RE = re.compile(r"\b(?:repeat|copy|echo|reproduce)\w*\s+(?:the\s+\w+\s+)?" + QUOTED
                                + r"\s+(?:word\s+(?:for|by)\s+word|verbatim|exactly|unchanged|without\s+chang\w*|first|"
                                  r"before)", re.I)
