@@ -133,6 +133,8 @@ def test_case_words_that_disagree_read_no_case():
     ("Include at least 5 placeholders like [name] and [date].", {"kind": "placeholders", "min": 5}),
     ("Leave two blanks in square brackets for the customer to fill in.", {"kind": "placeholders", "min": 2}),
     ("Use placeholders such as [city] for the details.", {"kind": "placeholders", "min": 1}),
+    ("No venue yet, so leave square bracket blanks like [venue] where it goes, at least 3 of them.",
+     {"kind": "placeholders", "min": 3}),
     ("Add a P.S. at the end.", {"kind": "postscript", "marker": "P.S."}),
     ("Add a postscript at the end.", {"kind": "postscript", "marker": "P.S."}),    # the usual marker
     ("Finish with a PPS line thanking the reader.", {"kind": "postscript", "marker": "P.P.S."}),

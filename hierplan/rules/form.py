@@ -182,6 +182,11 @@ _PLACEHOLDER_RES = (
 )
 _PLACEHOLDERS_ANY_RE = re.compile(r"\b(?:use|include|add|leave|put|with|contain\w*|has|have)\s+(?:some\s+)?"
                                   r"placeholders?\b", re.I)
+# "leave square bracket blanks like [price] wherever those go, at least 2 of them": blanks in brackets to leave,
+# counted later in the sentence
+_BRACKET_BLANKS_RE = re.compile(r"\b(?:use|include|add|leave|put)\s+(?:some\s+)?(?:square[\s-]+)?brackets?\s+"
+                                r"(?:blanks?|slots?|fields?|gaps?)\b[^.!?\n]*", re.I)
+_OF_THEM_RE = re.compile(r"\b(?:at\s+least\s+|a\s+minimum\s+of\s+)?" + _N + r"\s+of\s+them\b", re.I)
 # A postscript marker as the task shows it: capital P and S, dotted or not, the P repeated for a second one.
 _MARKER_RE = re.compile(r"(?<![\w.])P\.?\s?(?:P\.?\s?)*S\b\.?")
 _POSTSCRIPT_RE = re.compile(r"\bpost[\s-]?script\b|(?<![\w.])P\.?\s?(?:P\.?\s?)*S\b")
@@ -384,6 +389,8 @@ def _placeholders(task: str) -> int | None:
     m = _PLACEHOLDERS_ANY_RE.search(task)
     if m and not _NEGATED_BEFORE_RE.search(_clause_before(task, m.start()) + " "):
         return 1
+    if m := _BRACKET_BLANKS_RE.search(task):
+        return _num(count.group(1)) if (count := _OF_THEM_RE.search(m.group(0))) else 1
     return None
 
 
