@@ -116,6 +116,15 @@ def test_a_rewrite_that_turns_the_piece_into_a_list_is_rejected():
     assert substance_lost(POEM, POEM.replace("gentle", "soft"), POEM_TASK, []) is None
 
 
+def test_a_list_where_the_task_names_one_pep_talk_or_paragraph_is_not_the_piece():
+    for task in ["My brother failed his driving test twice. Write him a warm pep talk before the third try.",
+                 "Sum up why people keep lighthouses in one paragraph, for a museum card."]:
+        why = not_the_piece(POINTS, task, [])
+        assert why is not None and "list of points" in why, task
+    assert not_the_piece(POINTS, "How do I make french toast?", []) is None  # a toast is no piece here
+    assert not_the_piece(POINTS, "Write release notes for version 2 of our app.", []) is None
+
+
 def test_a_word_that_names_something_else_is_no_piece_to_write():
     for task in ["Write a product description for a speech therapy app.",
                  "Write a pitch for a song-writing course.", "Give me a review of the story app I use."]:

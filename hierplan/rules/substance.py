@@ -59,11 +59,13 @@ PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
 # song-writing course", "in a rap style"): the phrase ends.
 _PIECE_END = (r"(?=\s*$|\s*[^\w\s-]|\s+(?:about|on|for|to|of|that|which|who|in|with|where|from|by|"
               r"and|or|as|at|titled|called|named|using|describing|explaining|when|set|written|"
-              r"based|without|like|ending|starting|beginning)\b)")
-# One piece written in sentences or verse, which a list of points is not (several poems or jokes may be a list).
+              r"based|without|like|ending|starting|beginning|before|after|because|so)\b)")
+# One piece written in sentences or verse, which a list of points is not (several poems or jokes may be a list);
+# not a toast, a note or a message, whose names also name other things ("how to make toast", "release notes").
 RUNNING_PIECE_RE = re.compile(r"\b(?:poem|haiku|limerick|sonnet|song|lyrics|rap|story|"
                               r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letter(?!\s+[a-z]\b)|"
-                              r"essay|speech|riddle|joke|dialogue)\b(?!s)" + _PIECE_END, re.I)
+                              r"essay|speech|riddle|joke|dialogue|pep\s+talk|monologue|eulogy|obituary|fable|tale|"
+                              r"anecdote|paragraph)\b(?!s)" + _PIECE_END, re.I)
 # One piece in verse asked to be written ("write me a funny poem", "compose the lyrics", "summarize it into a poem",
 # "in the form of a poem"), which one paragraph of prose is not; not a poem asked about ("summarize the poem", "what
 # is a haiku?") nor one a text only names ("a blog post about the history of rap").
