@@ -289,6 +289,8 @@ def test_the_repair_by_program_joins_the_instruction_check():
     ('Echo "Where do swallows go in winter?" verbatim, then reply.', "Where do swallows go in winter?"),
     ("Start your reply by writing out my request below exactly as it is, then do it:\n\nName a good first houseplant.",
      "Name a good first houseplant."),
+    ("For my revision cards I want the question at the top of your reply exactly as I wrote it, then the answer.\n\n"
+     "Why do leaves change colour in autumn?", "Why do leaves change colour in autumn?"),
 ])
 def test_the_request_to_repeat_is_read_and_put_first(task, request_):
     instructions = read_form(task)
@@ -301,7 +303,8 @@ def test_the_request_to_repeat_is_read_and_put_first(task, request_):
 def test_no_repeat_without_the_instruction():
     for task in ("Repeat after me: tea is good. Then explain why.", "Rewrite the text above in simpler words.",
                  "Tell me about owls.\n\nWhy do owls repeat their calls at night?",
-                 "Write out the text of the poem exactly, then explain it."):
+                 "Write out the text of the poem exactly, then explain it.",
+                 "Put the question at the top of your reply in bold, then answer it.\n\nWhy is the sea salty?"):
         assert all(i["kind"] != "repeat_request" for i in read_form(task)), task
 
 

@@ -290,7 +290,11 @@ _REPEAT_RE = re.compile(
     r"[^\n.]{0,40}?\b(?:request|prompt|question|task|instruction|text|sentence|line|query|message)s?\b"
     # "start your reply by writing out my request below exactly as it is"
     r"|\b(?:writ|typ)\w*\s+out\s+(?:my|the|this|that|your)\s+(?:\w+\s+)?(?:request|prompt|question|query)\b"
-    r"(?=[^\n]{0,80}?\b(?:word\s+(?:for|by)\s+word|verbatim|exactly|without\s+chang|unchanged|as\s+it\s+is)\b)",
+    r"(?=[^\n]{0,80}?\b(?:word\s+(?:for|by)\s+word|verbatim|exactly|without\s+chang|unchanged|as\s+it\s+is)\b)"
+    # "I need the question at the top of your reply exactly as I typed it"
+    r"|\b(?:my|the|this)\s+(?:request|prompt|question|query)\s+(?:at\s+the\s+(?:top|start|beginning)\s+of|to\s+"
+    r"(?:open|start|begin))\b(?=[^\n]{0,80}?\b(?:word\s+(?:for|by)\s+word|verbatim|exactly|unchanged|without\s+"
+    r"chang|no\s+changes|as\s+I\s+(?:typed|wrote|asked)\s+it)\b)",
     re.I)
 _REPEAT_QUOTED_RE = re.compile(r"\b(?:repeat|copy|echo|reproduce)\w*\s+(?:the\s+\w+\s+)?" + QUOTED
                                + r"\s+(?:word\s+(?:for|by)\s+word|verbatim|exactly|unchanged|without\s+chang\w*|first|"
