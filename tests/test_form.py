@@ -179,6 +179,8 @@ def test_case_words_that_disagree_read_no_case():
     ("Give at least 2 phrases of the answer markdown emphasis.", {"kind": "highlights", "min": 2}),
     ("Add italics to three short phrases.", {"kind": "highlights", "min": 3}),
     ("Mark at least one point with markdown emphasis, say *this*.", {"kind": "highlights", "min": 1}),
+    ("A quiz for my class: put every question in bold and write at least five questions.",
+     {"kind": "highlights", "min": 5}),
 ])
 def test_what_is_read_carries_the_tasks_count_marker_or_words(task, expected):
     assert expected in read_form(task)

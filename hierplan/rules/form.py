@@ -174,6 +174,10 @@ _HIGHLIGHT_SOME_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold)
 _HIGHLIGHT_EACH_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold)\w*\s+(?:each|every|all)\s+"
                                 r"(?:of\s+the\s+)?(?:[\w'-]+\s+){0,2}?(?P<unit>sections?|parts?|paragraphs?|days?)",
                                 re.I)
+# "put each question between single asterisks ..., and do at least 4 questions": the count is the units'
+_MARK_EACH_RE = re.compile(r"\b(?:put|wrap|place|set|mark|write)\s+(?:each|every|all)\s+(?:of\s+the\s+)?"
+                           r"(?:[\w'-]+\s+){0,2}?(?P<unit>[a-z]+?)s?\s+(?:between|in|inside|within|with)\s+"
+                           r"(?:single\s+|double\s+)?(?:asterisks|italics|bold)\b", re.I)
 _PLACEHOLDER_RES = (
     re.compile(r"\b(?:at\s+least\s+|a\s+minimum\s+of\s+|no\s+fewer\s+than\s+)?" + _N
                + r"\s+(?:[\w'-]+\s+){0,2}?placeholders?\b", re.I),
@@ -377,7 +381,7 @@ def _highlights(task: str) -> int | None:
                 continue
             if (n := _num(m.group(1))) is not None:
                 return n
-    if m := _HIGHLIGHT_EACH_RE.search(task):
+    if m := _HIGHLIGHT_EACH_RE.search(task) or _MARK_EACH_RE.search(task):
         unit = m.group("unit").rstrip("s")
         if count := re.search(r"\b" + _COUNT + r"[\s-]+(?:[\w'-]+\s+){0,2}?" + unit + r"s?\b", task, re.I):
             return _num(count.group(1))
