@@ -69,6 +69,29 @@ def test_a_term_offered_as_a_choice_or_naming_a_mark_is_not_required(read):
     assert grounded(read, CHOICE_TASK) is None
 
 
+CUE_TASK = ("My aunt runs a bakery in our house and wants a flyer she can reuse every week, because prices change. "
+            "It's for a spelling contest at school too: the letter s must appear at most ten times. Make sure the "
+            "word crumb appears in it.")
+
+
+@pytest.mark.parametrize("read", [
+    # a cue inside another word is none: "use" in "house", "reuse" and "because"
+    item("required_word", "My aunt runs a bakery in our house", text="bakery"),
+    item("required_word", "wants a flyer she can reuse every week", text="flyer"),
+    item("required_word", "because prices change", text="prices"),
+    # a term far from the words that ask for it: the sentence asks for a letter count, not the contest
+    item("required_word", "It's for a spelling contest at school too: the letter s must appear at most ten times",
+         text="spelling contest"),
+])
+def test_a_term_is_required_only_where_the_quote_asks_for_it(read):
+    assert grounded(read, CUE_TASK) is None
+
+
+def test_a_term_next_to_the_words_that_ask_for_it_is_kept():
+    got = grounded(item("required_word", "Make sure the word crumb appears in it", text="crumb"), CUE_TASK)
+    assert got is not None and got["term"] == "crumb"
+
+
 @pytest.mark.parametrize("read", [
     # a count of some words (in capitals), not of the answer's length
     item("word_count", "at least 12 words in all capital letters", 12, "at least"),

@@ -123,6 +123,7 @@ def test_case_words_that_disagree_read_no_case():
     ("The last line of your note should be \"Thanks for reading!\"",
      {"kind": "ends_with", "text": "Thanks for reading!"}),
     ("Finish with: Stay curious.", {"kind": "ends_with", "text": "Stay curious."}),
+    ("Keep it brief and end it with exactly: Bring a jacket.", {"kind": "ends_with", "text": "Bring a jacket."}),
     ("Mark two passages in italics with single asterisks.", {"kind": "highlights", "min": 2}),
     ("Italicize at least four phrases.", {"kind": "highlights", "min": 4}),
     ("Highlight three key phrases using *asterisks*.", {"kind": "highlights", "min": 3}),

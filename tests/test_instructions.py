@@ -107,6 +107,8 @@ def test_where_a_word_goes_and_an_example_of_the_form_are_no_terms_to_mention():
     assert [f["term"] for f in found if f["kind"] == "mentions"] == ["parking"]
     found = read_instructions("Mention the Anywhere Cafe and the Somewhere Inn.")
     assert [f["term"] for f in found if f["kind"] == "mentions"] == ["Anywhere Cafe", "Somewhere Inn"]
+    found = read_instructions("Mention the old mill by name and keep it short.")  # how it is said, not what
+    assert [f["term"] for f in found if f["kind"] == "mentions"] == ["old mill"]
 
 
 def test_a_task_without_form_instructions_has_none_and_a_negated_mention_is_not_one():

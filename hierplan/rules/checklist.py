@@ -23,6 +23,8 @@ from hierplan.rules.text import some_words
 QUOTE_WORDS_IN_TASK = 0.8
 MIN_END_CHARS = 2
 MAX_WORD_ITEM_WORDS = 4
+MENTION_REACH = 5
+"""A term to hold stands at most this many words from the words that ask for it ("mention", "use", "appear")."""
 READ_BY_MODEL = "model"
 
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|without|avoid\w*|refrain\w*|exclude\w*|forbid\w*|ban\w*|nor)\b|n't\b",
@@ -128,7 +130,7 @@ def _speaks_of(kind: str, quote: str, text: str = "") -> bool:
     """The quote names the kind's subject (CUES) and carries a negation exactly where the kind needs one."""
     low = quote.lower()
     cues = CUES[kind]
-    if cues and not any(c in low for c in cues):
+    if cues and not any(_cue_at(c, low) is not None for c in cues):
         return False
     if kind in NEGATED:
         return bool(_NEGATION_RE.search(quote))
@@ -137,6 +139,30 @@ def _speaks_of(kind: str, quote: str, text: str = "") -> bool:
     if kind in NOT_NEGATED:
         return not _negated(quote, cues or ((text,) if text else ()))
     return True
+
+
+def _cue_at(cue: str, low: str) -> int | None:
+    """Where the cue starts a word of the lowercased quote ("use" in "use it", "used", not in "reuse", "pauses" or
+    "house"; "end" not in "friend"); a cue of marks ("*", "<<") anywhere. None when it is not there."""
+    m = re.search((r"(?<![\w])" if cue[0].isalnum() else "") + re.escape(cue), low)
+    return None if m is None else m.start()
+
+
+def _near_cue(word: str, quote: str) -> bool:
+    """The term stands in the quote within MENTION_REACH words of a cue of a term to hold ("mention the old
+    lighthouse", "the word 'tide' must appear"), not elsewhere in a sentence that asks for something else ("a
+    writing challenge: the letter e has to appear fewer than 25 times")."""
+    low = _norm(quote)
+    at = low.find(_norm(word))
+    if at < 0:
+        return False
+    term = range(len(_words(low[:at])), len(_words(low[:at])) + max(1, len(_words(word))))
+    for cue in CUES["required_word"]:
+        for m in re.finditer(r"(?<![\w])" + re.escape(cue), low):
+            cue_at = len(_words(low[:m.start()]))
+            if min(abs(cue_at - i) for i in term) <= MENTION_REACH:
+                return True
+    return False
 
 
 def _counts_some_words(quote: str, task: str) -> bool:
@@ -206,6 +232,8 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
         return {"kind": "avoid_word", "word": word}
     if kind == "required_word":
         if _CHOICE_RE.search(quote) or any(c in word.lower() for k in _MARK_KINDS for c in CUES[k] if c.isalpha()):
+            return None
+        if not _near_cue(word, quote):
             return None
         return {"kind": "mentions", "term": word}
     if kind == "word_frequency" and n is not None:

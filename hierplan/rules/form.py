@@ -120,7 +120,8 @@ _END_RE = re.compile(
     r"(?:of\s+(?:your|the)\s+\w+\s+)?(?:should|must|has\s+to|needs\s+to|will)\s+(?:be|read|say)\s*:?\s*" + QUOTED
     + r"|\b(?:the\s+)?(?:very\s+)?end\s+of\s+(?:your|the)\s+\w+\s+(?:should|must|has\s+to|needs\s+to)\s+(?:be|read|say)"
     r"\s*:?\s*" + QUOTED
-    + "|" + _END_VERB + r"with\s*:\s*([^\n]+?[.!?])\s*(?:$|\n)", re.I)
+    + "|" + _END_VERB + r"with\s*(?:(?:exactly|precisely|this|these\s+words|the\s+(?:words|line|sentence))\s*)?"
+    r":\s*([^\n]+?[.!?])\s*(?:$|\n)", re.I)
 _JSON_RE = re.compile(
     r"\b(?:answer|respond|reply|output|return|format|give|write|provide|present|put|wrap|structure|send|deliver)\w*"
     r"\s+(?P<gap>(?:[\w',]+\s+){0,6}?)(?:in|as|into|with|using)\s+(?:(?:a|an|one|valid|pure|proper|strict|"

@@ -76,8 +76,9 @@ _LIST_NOUN_RE = re.compile(r"^\s*(?:the\s+)?(?:following\s+)?(?:(?:key\s*)?(?:wo
                            r"(?:key\s*)?(?:word|term|phrase)(?=\s*['\"\u201c\u2018])|"
                            r"(?:key\s*)?word(?=\s+(?!(?:counts?|limits?|lengths?|order|choices?|play|games?|"
                            r"problems?|clouds?|lists?|banks?|of)\b)\w))\s*", re.I)
-# Where the task says the term goes ("... in your answer"): no part of the term.
-_WHERE_RE = re.compile(r"\s+(?:(?:in|into|within|throughout|somewhere\s+in|anywhere\s+in)\s+(?:your|the|this|my)\s+"
+# Where the task says the term goes ("... in your answer") or how ("by name"): no part of the term.
+_WHERE_RE = re.compile(r"\s+(?:by\s+(?:its\s+|their\s+|full\s+)?names?\b|"
+                       r"(?:in|into|within|throughout|somewhere\s+in|anywhere\s+in)\s+(?:your|the|this|my)\s+"
                        r"(?:\w+\s+)?(?:answer|reply|response|text|output|writing|essay|post|story|poem|piece|letter|"
                        r"email|summary)\b|(?:somewhere|anywhere)(?:\s+in\s+(?:it|there|\w+))?\s*$|in\s+(?:it|there)\s*$).*$",
                        re.I | re.S)
