@@ -167,6 +167,10 @@ MIN_LIST_ITEMS = 3
 SHORTEN_TO = 0.75
 WORDS_PER_SENTENCE = 15
 """Asked to shorten, the model is told to aim this far under the limit, in sentences of about this many words."""
+MIN_TOPIC_WORDS = 3
+TOPIC_SHARE = 2 / 3
+"""A thing to mention of MIN_TOPIC_WORDS words or more (a topic read from "cover ..., keeping trash in the bin") is
+mentioned by its last word and this share of its words; a shorter one (a name) only whole."""
 
 # Sampling temperatures beside each node's own (Sampling below). A repair, a tie-break program and a second
 # rewrite sample at least this warm: at the node's 0.2 the small model mostly sends back what it sent before.

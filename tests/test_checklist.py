@@ -71,7 +71,8 @@ def test_a_term_offered_as_a_choice_or_naming_a_mark_is_not_required(read):
 
 CUE_TASK = ("My aunt runs a bakery in our house and wants a flyer she can reuse every week, because prices change. "
             "It's for a spelling contest at school too: the letter s must appear at most ten times. Make sure the "
-            "word crumb appears in it.")
+            "word crumb appears in it. I want to buy a used oven too, so add a note explaining how to use the "
+            "timer.")
 
 
 @pytest.mark.parametrize("read", [
@@ -82,6 +83,9 @@ CUE_TASK = ("My aunt runs a bakery in our house and wants a flyer she can reuse 
     # a term far from the words that ask for it: the sentence asks for a letter count, not the contest
     item("required_word", "It's for a spelling contest at school too: the letter s must appear at most ten times",
          text="spelling contest"),
+    # before "use", not after it: what the task is about, not a word to say
+    item("required_word", "I want to buy a used oven too", text="buy"),
+    item("required_word", "add a note explaining how to use the timer", text="note"),
 ])
 def test_a_term_is_required_only_where_the_quote_asks_for_it(read):
     assert grounded(read, CUE_TASK) is None

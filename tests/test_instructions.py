@@ -132,6 +132,24 @@ def test_counts_words_openings_and_endings_are_checked_exactly():
     assert problem({"kind": "ends_with_question"}, "Does Friday work?\n\nBest,\nSam") is not None
 
 
+def test_a_topic_of_several_words_is_mentioned_by_its_last_word_and_most_of_the_rest():
+    topic = {"kind": "mentions", "term": "keeping dogs fenced yard"}
+    assert problem(topic, "Keep the dogs inside the fenced yard.") is None
+    assert problem(topic, "Keep the dogs inside.") is not None  # not the yard
+    assert problem({"kind": "mentions", "term": "Lake Tahoe"}, "We went to the lake.") is not None  # a name: whole
+
+
+def test_a_counted_word_is_no_term_to_mention_and_a_bound_may_follow_its_count():
+    found = read_instructions("Give me tips and a sample script. Please use the word \"budget\" three times at "
+                              "most, I've heard it too often.")
+    assert found == [{"kind": "word_times", "word": "budget", "min": None, "max": 3}]
+
+
+def test_quote_marks_named_on_their_own_are_no_opening_text():
+    found = read_instructions('Put the whole note inside double quotes: begin with " and end with ".')
+    assert [f for f in found if f["kind"] == "begins_with"] == [] and {"kind": "quoted"} in found
+
+
 def test_forbidden_words_mentions_headings_and_code_blocks():
     assert problem({"kind": "avoid_word", "word": "very"}, "Every step was good.") is None  # a whole word only
     assert problem({"kind": "avoid_word", "word": "very"}, "It was Very good.") is not None

@@ -125,6 +125,14 @@ def test_a_list_where_the_task_names_one_pep_talk_or_paragraph_is_not_the_piece(
     assert not_the_piece(POINTS, "Write release notes for version 2 of our app.", []) is None
 
 
+def test_a_speech_bubble_or_a_text_to_speech_app_names_no_speech_to_write():
+    rules = "- No poking.\n- No loud music.\n- Seeds at noon."
+    assert not_the_piece(rules, "Write three house rules from my cat's point of view for a speech bubble.", []) is None
+    assert not_the_piece("Vaccines train the body.", "She uses a text-to-speech app. How do vaccines work?",
+                         []) is None
+    assert not_the_piece("Thanks all.", "Write a short speech for my sister's wedding.", []) is not None
+
+
 def test_a_word_that_names_something_else_is_no_piece_to_write():
     for task in ["Write a product description for a speech therapy app.",
                  "Write a pitch for a song-writing course.", "Give me a review of the story app I use."]:

@@ -60,6 +60,11 @@ NOT_NEGATED = frozenset({"uppercase", "required_word", "json", "quoted", "title"
 # The kinds whose cues name a mark or a case of the answer: a term to mention that holds one ("italicize",
 # "bold") is that instruction's own word, not something the answer must say.
 _MARK_KINDS = ("lowercase", "uppercase", "no_commas", "highlight_count", "placeholder_count", "json", "quoted")
+# What asks for a term: a verb or noun before it ("mention", "the word"; "use" only before "the word" or a quote:
+# "use the oven" asks for no word), or "appear" after it.
+_TERM_CUE_RE = re.compile(r"(?<![\w])(?:(?P<after>mention|include|contain|keyword|term|phrase|words?|"
+                          r"us(?:e|es|ing)(?=\s+(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?|keywords?)\b|\s*[\"'])"
+                          r")|(?P<before>appear))", re.I)
 # A term offered among others ("one of these sentences: ...", "red or blue") is no term the answer must hold.
 _CHOICE_RE = re.compile(r"\bone\s+of\b|\beither\b|\bor\b", re.I)
 NEGATION_REACH = 3
@@ -149,19 +154,22 @@ def _cue_at(cue: str, low: str) -> int | None:
 
 
 def _near_cue(word: str, quote: str) -> bool:
-    """The term stands in the quote within MENTION_REACH words of a cue of a term to hold ("mention the old
-    lighthouse", "the word 'tide' must appear"), not elsewhere in a sentence that asks for something else ("a
+    """The term stands in the quote where a cue asks for it: within MENTION_REACH words after "mention", "include",
+    "the word", "use the word" ..., or before "appear" ("the word 'tide' must appear"); not elsewhere in a sentence
+    that asks for something else ("I want to buy a used guitar", "a note explaining how to use the machine", "a
     writing challenge: the letter e has to appear fewer than 25 times")."""
     low = _norm(quote)
     at = low.find(_norm(word))
     if at < 0:
         return False
-    term = range(len(_words(low[:at])), len(_words(low[:at])) + max(1, len(_words(word))))
-    for cue in CUES["required_word"]:
-        for m in re.finditer(r"(?<![\w])" + re.escape(cue), low):
-            cue_at = len(_words(low[:m.start()]))
-            if min(abs(cue_at - i) for i in term) <= MENTION_REACH:
-                return True
+    first = len(_words(low[:at]))
+    last = first + max(1, len(_words(word))) - 1
+    for m in _TERM_CUE_RE.finditer(low):
+        cue_at = len(_words(low[:m.start()]))
+        if m.group("after") and 0 < first - cue_at <= MENTION_REACH:
+            return True
+        if m.group("before") and 0 < cue_at - last <= MENTION_REACH:
+            return True
     return False
 
 

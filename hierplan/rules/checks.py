@@ -10,7 +10,7 @@ import re
 from typing import Any, Iterable
 
 # The text views (code fences, words) are shared with the evaluation, so a count here and there means the same.
-from hierplan.config import SHORTEN_TO, WORDS_PER_SENTENCE
+from hierplan.config import MIN_TOPIC_WORDS, SHORTEN_TO, TOPIC_SHARE, WORDS_PER_SENTENCE
 from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.instructions import LIST_KINDS
 from hierplan.rules.language import language_problem
@@ -156,7 +156,11 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
         return language_problem(instruction, text)
     if kind == "mentions":
         words = instruction["term"].split()
-        return None if all(_word_in(w, text) for w in words) else f"it does not mention {instruction['term']}"
+        found = [_word_in(w, text) for w in words]
+        # a topic of three words or more is mentioned by its last word and most of the rest ("keeping trash in the
+        # bear-proof bin" by "keep the trash in the bear-proof bin"); a name of one or two words, whole
+        met = all(found) or (len(words) >= MIN_TOPIC_WORDS and found[-1] and sum(found) >= TOPIC_SHARE * len(words))
+        return None if met else f"it does not mention {instruction['term']}"
     if kind in FORM_KINDS:
         return form_problem(instruction, text)
     raise ValueError(f"unknown instruction kind {kind!r}")

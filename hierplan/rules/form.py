@@ -246,6 +246,9 @@ _WORD_TIMES_RES = (
     re.compile(r"\b(?:use|include|mention|say|repeat|write)\w*\s+(?:the\s+(?:word|keyword|term|phrase|name)\s+)?"
                + QUOTED + r"\s+" + _TIMES_GAP + _RELATION + r"?\s*" + _TIMES, re.I),
 )
+# A bound said after its count: "use the word 'plan' two times at most", "three times or more"
+_RELATION_AFTER_RE = re.compile(r"\s*(?:(?P<most>at\s+(?:the\s+)?most|max(?:imum)?|or\s+(?:fewer|less))|at\s+least|"
+                                r"minimum|or\s+more)\b", re.I)
 _LETTER_TIMES_RE = re.compile(r"\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d\u2019]?\s+" + _TIMES_GAP + _RELATION
                               + r"?\s*" + _TIMES, re.I)
 _STOPWORDS = frozenset("should must to will would can appear appears occur in that the a an be is are of and or "
@@ -515,6 +518,8 @@ def read_form(task: str) -> list[dict[str, Any]]:
             relation, n = m.group(m.re.groups - 2), _num(m.group(m.re.groups - 1) or m.group(m.re.groups))
             if "or more" in m.group(0).lower():
                 relation = relation or "at least"
+            if relation is None and (after := _RELATION_AFTER_RE.match(task, m.end())):
+                relation = "at most" if after.group("most") else "at least"  # "two times at most"
             found.append({"kind": "word_times", "word": word, **_times(relation, n, _negated(task, m))})
     for m in _LETTER_TIMES_RE.finditer(task):
         found.append({"kind": "letter_times", "letter": m.group(1).lower(),

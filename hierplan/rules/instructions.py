@@ -88,8 +88,9 @@ _MENTION_VERB_RE = re.compile(r"^\s*(?:also\s+)?(?:mention|include|cover)\w*\s+"
 _EXAMPLE_RE = re.compile(r"^\s*(?:like|e\.?g\.?|for\s+(?:example|instance)|such\s+as|say)\b|\[[^\]]*\]|"
                          r"\b(?:placeholders?|blanks?|square\s+brackets)\b", re.I)
 # A phrase after "mention ... and" that is the next instruction, not a thing to mention.
-_NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit)\b|\d",
-                            re.I)
+_NOT_A_TERM_RE = re.compile(r"^(?:keep|make|write|use|give|end|begin|start|add|avoid|put|do|be|stay|limit|"
+                            # a clause of its own after a comma: "..., I've read it so often"
+                            r"i|i'm|i've|i'd|we|we're|you|it|it's|they|he|she)\b|\d", re.I)
 _HEADING_TEXT_RE = re.compile(r"['\"\u201c\u2018](#{1,6}\s+[^'\"\u201d\u2019]+)['\"\u201d\u2019]")
 _STOPWORDS = frozenset("a an the of in on at to for and or with its their your our his her this that these those "
                        "both each every all some any how what why who which when where new".split())
@@ -165,8 +166,10 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
         found.append({"kind": "words", "min": n + 1 if m.group(1).lower() in ("more than", "over") else n,
                       "max": None})
     if m := _BEGIN_RE.search(task):
-        text = next(g for g in m.groups() if g).replace("\u2026", "...").split("...")[0].strip()
-        if text:
+        raw = next(g for g in m.groups() if g)
+        text = raw.replace("\u2026", "...").split("...")[0].strip()
+        # 'begin with " and end with "': quote marks named on their own, not a text between them
+        if text and raw == raw.strip():
             found.append({"kind": "begins_with", "text": text})
     if _END_QUESTION_RE.search(task):
         found.append({"kind": "ends_with_question"})
@@ -178,7 +181,11 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
         found += [{"kind": "mentions", "term": t} for t in _terms(m.group(1))]
     if language := read_language(task):
         found.append(language)
-    return _unique(found + read_form(task))
+    form = read_form(task)
+    # a word the task counts ("use the word 'plan' two times at most") is the count's, not a term to mention
+    counted = {f["word"].lower() for f in form if f["kind"] == "word_times"}
+    found = [f for f in found if f["kind"] != "mentions" or f["term"].split()[0].lower() not in counted]
+    return _unique(found + form)
 
 
 def _unique(instructions: list[dict[str, Any]]) -> list[dict[str, Any]]:

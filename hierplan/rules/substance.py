@@ -52,7 +52,7 @@ own limits (words, sentences) ask for less."""
 # "letter" the piece, not "in capital letters", "lower case letters", "all letters in your reply" or "the letter e"
 PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
                       r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letters?(?!\s+[a-z]\b)|poems?|songs?|lyrics|reviews?|critiques?|"
-                      r"speech(?:es)?|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
+                      r"(?<!-)speech(?:es)?(?!\s+(?:bubbles?|therap|recogni|synthes|apps?\b))|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
                       r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|ads?(?!\s+hoc)|advertisements?|expand(?:ing)?\s+on|"
                       r"elaborat(?:e|ing)\s+on)\b", re.I)
 # What follows a piece's name when it names the piece itself, not something else ("a speech therapy app", "a
