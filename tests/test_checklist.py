@@ -153,3 +153,27 @@ def test_the_checklist_schema_bounds_what_the_model_may_write():
     assert ok.requirements[0].kind == "title"
     with pytest.raises(ValueError):
         Checklist.model_validate({"requirements": [item("rhyme_scheme", "make it rhyme")]})
+
+
+REPEAT_TASK = ("For my notes, start with my request copied over just as I typed it, nothing changed, and then answer "
+               "it.\n\nWhat is the difference between baking soda and baking powder?")
+
+
+def test_a_request_to_repeat_the_task_is_read_with_the_request_it_points_to():
+    # the model often writes a number where the kind takes none
+    got = grounded(item("repeat_request", "start with my request copied over just as I typed it", 1, "exactly"),
+                   REPEAT_TASK)
+    assert got is not None and got["kind"] == "repeat_request"
+    assert got["text"] == "What is the difference between baking soda and baking powder?"
+
+
+@pytest.mark.parametrize("task, quote", [
+    # no word asks for the words unchanged: a summary of the request is no copy of it
+    ("Start by restating my question in your own words.\n\nWhy is the sky blue?", "restating my question"),
+    # the quote is not where the task says it
+    (REPEAT_TASK, "repeat my question word for word"),
+    # copying asked of something else than the request
+    ("Copy this recipe exactly and double the amounts: 2 eggs, 1 cup flour.", "Copy this recipe exactly"),
+])
+def test_a_repeat_the_task_does_not_ask_for_is_dropped(task, quote):
+    assert grounded(item("repeat_request", quote), task) is None

@@ -294,6 +294,8 @@ def test_the_repair_by_program_joins_the_instruction_check():
      "Name a good first houseplant."),
     ("For my revision cards I want the question at the top of your reply exactly as I wrote it, then the answer.\n\n"
      "Why do leaves change colour in autumn?", "Why do leaves change colour in autumn?"),
+    ("I save what I ask, so begin by pasting my request below exactly as written, then do it:\n\nWrite a short "
+     "note thanking our neighbours for the flowers.", "Write a short note thanking our neighbours for the flowers."),
 ])
 def test_the_request_to_repeat_is_read_and_put_first(task, request_):
     instructions = read_form(task)

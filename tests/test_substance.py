@@ -125,6 +125,16 @@ def test_a_list_where_the_task_names_one_pep_talk_or_paragraph_is_not_the_piece(
     assert not_the_piece(POINTS, "Write release notes for version 2 of our app.", []) is None
 
 
+def test_a_list_where_the_task_counts_its_sentences_is_not_the_piece():
+    sentences = [{"kind": "sentences", "min": None, "max": 6}]
+    task = "Write the blurb for our radio show about old maps. Keep it to 6 sentences max."
+    why = not_the_piece(POINTS, task, sentences)
+    assert why is not None and "list of points" in why
+    assert not_the_piece(POINTS, task, []) is None  # no sentence count, no running piece named: a list may do
+    assert not_the_piece(POINTS, task + " Give it as bullet points.", sentences) is None  # a list asked for
+    assert not_the_piece(POEM, task, sentences) is None
+
+
 def test_a_speech_bubble_or_a_text_to_speech_app_names_no_speech_to_write():
     rules = "- No poking.\n- No loud music.\n- Seeds at noon."
     assert not_the_piece(rules, "Write three house rules from my cat's point of view for a speech bubble.", []) is None

@@ -277,10 +277,10 @@ Unfinished steps: {pending}"""
 
 # The read_requirements node: the task's requirements about its answer, as a checklist under the grammar
 # (schema.Checklist). Each item quotes the task first, so rules.checklist can keep only what the task bears out.
-READ_REQUIREMENTS_SYSTEM = """You read a task and list the requirements it states about the form of its answer: length, the case of the letters, words or letters to use or avoid, how the answer begins or ends, its parts (bullet points, numbered items, headings, highlighted parts, placeholders in square brackets, a title in << >>, a postscript), or a format (JSON, the whole answer in double quotes, no commas).
+READ_REQUIREMENTS_SYSTEM = """You read a task and list the requirements it states about the form of its answer: length, the case of the letters, words or letters to use or avoid, how the answer begins or ends, its parts (bullet points, numbered items, headings, highlighted parts, placeholders in square brackets, a title in << >>, a postscript), a format (JSON, the whole answer in double quotes, no commas), or the request copied word for word before the answer.
 For each requirement give:
 - quote: the task's own words that state it, copied exactly;
-- kind: lowercase, uppercase, no_commas, word_count, sentence_count, bullet_count, numbered_count, heading_count, highlight_count, placeholder_count, title, postscript, starts_with, ends_with, forbidden_word, required_word, word_frequency, letter_frequency, json or quoted;
+- kind: lowercase, uppercase, no_commas, word_count, sentence_count, bullet_count, numbered_count, heading_count, highlight_count, placeholder_count, title, postscript, starts_with, ends_with, forbidden_word, required_word, word_frequency, letter_frequency, json, quoted or repeat_request;
 - number: the count the task gives, if any;
 - bound: "at least", "at most" or "exactly" for a count;
 - text: the exact word, phrase, letter or marker it names, if any.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from hierplan.rules.form import request_beside
 from hierplan.rules.numbers import NUMBER_WORDS_RE, word_number
 from hierplan.rules.text import some_words
 
@@ -52,11 +53,18 @@ CUES: dict[str, tuple[str, ...]] = {
     "letter_frequency": ("letter",),
     "json": ("json",),
     "quoted": ("quot",),
+    "repeat_request": ("repeat", "copy", "copied", "paste", "echo", "restate", "reproduce", "write out", "type out",
+                       "writing out", "typing out"),
 }
+# Kinds that take no number, where the model's stray "number" is ignored.
+UNCOUNTED = frozenset({"repeat_request"})
+# How a request to repeat the task says it wants the words unchanged ("word for word", "exactly as I typed it").
+_VERBATIM_RE = re.compile(r"\b(?:word\s+(?:for|by)\s+word|verbatim|exactly|unchanged|without\s+chang\w*|as\s+it\s+is|"
+                          r"as\s+(?:I\s+)?(?:written|wrote|typed|asked))\b", re.I)
 # Kinds whose quote must say "not ...", and kinds a negation of their subject turns into something else.
 NEGATED = frozenset({"forbidden_word", "no_commas"})
 NOT_NEGATED = frozenset({"uppercase", "required_word", "json", "quoted", "title", "highlight_count",
-                         "placeholder_count", "postscript"})
+                         "placeholder_count", "postscript", "repeat_request"})
 # The kinds whose cues name a mark or a case of the answer: a term to mention that holds one ("italicize",
 # "bold") is that instruction's own word, not something the answer must say.
 _MARK_KINDS = ("lowercase", "uppercase", "no_commas", "highlight_count", "placeholder_count", "json", "quoted")
@@ -188,7 +196,7 @@ def grounded(item: dict[str, Any], task: str) -> dict[str, Any] | None:
     n, text = item.get("number"), (item.get("text") or "").strip()
     if kind not in CUES or not quote_in_task(quote, task) or not _speaks_of(kind, quote, text):
         return None
-    if n is not None and not says_number(quote, n):
+    if n is not None and kind not in UNCOUNTED and not says_number(quote, n):
         return None
     found = _instruction(kind, n, item.get("bound"), text, quote, task)
     return None if found is None else {**found, "read_by": READ_BY_MODEL, "quote": quote}
@@ -211,6 +219,8 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
         name, default = counts[kind]
         spec = None if n is None else _bounds(bound, n, quote, default)
         return None if spec is None else {"kind": name, **spec}
+    if kind == "repeat_request":
+        return _repeat(quote, task)
     if kind in ("highlight_count", "placeholder_count"):
         name = "highlights" if kind == "highlight_count" else "placeholders"
         return {"kind": name, "min": max(1, n or 1)}
@@ -247,6 +257,16 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
     if kind == "word_frequency" and n is not None:
         return {"kind": "word_times", "word": word, **_bounds(bound, n, quote, "at least")}
     return None
+
+
+def _repeat(quote: str, task: str) -> dict[str, Any] | None:
+    """The request repeated first, where the quote asks for it unchanged and stands in the task as written: the
+    request is the text beside the quote's paragraph (rules.form.request_beside)."""
+    found = re.search(r"\W+".join(re.escape(w) for w in re.findall(r"\w+", quote)), task, re.I)
+    if found is None or not _VERBATIM_RE.search(quote):
+        return None
+    request = request_beside(task, found.start(), found.end())
+    return None if request is None else {"kind": "repeat_request", "text": request}
 
 
 # Kinds that say the same thing about one answer: a model item is dropped when the regexes read any of its group.

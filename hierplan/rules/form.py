@@ -291,9 +291,9 @@ _NO_LETTER_RE = re.compile(r"(?:" + _LEAVE_OUT + r"|\bno)\s+(?:the\s+|any\s+)?le
 # --- The request repeated first ---------------------------------------------------------------------------------
 # "First repeat my question word for word, then answer", "copy the request above exactly before you reply"
 _REPEAT_RE = re.compile(
-    r"\b(?:repeat|copy|echo|reproduce|restate)\w*\b[^\n.]{0,40}?\b(?:request|prompt|question|task|instruction|text|"
-    r"sentence|line|query|message)s?\b(?=[^\n]{0,120}?\b(?:word\s+(?:for|by)\s+word|verbatim|exactly|without\s+"
-    r"chang|unchanged|as\s+it\s+is|first|before|then)\b)"
+    r"\b(?:repeat|copy|echo|reproduce|restate|past(?:e|es|ed|ing)\b)\w*\b[^\n.]{0,40}?\b(?:request|prompt|question|"
+    r"task|instruction|text|sentence|line|query|message)s?\b(?=[^\n]{0,120}?\b(?:word\s+(?:for|by)\s+word|verbatim|"
+    r"exactly|without\s+chang|unchanged|as\s+it\s+is|as\s+(?:I\s+)?(?:written|wrote|typed)|first|before|then)\b)"
     r"|\b(?:first|before\s+(?:you\s+)?(?:answer|reply|respond)\w*)\b[^\n.]{0,30}?\b(?:repeat|copy|echo|reproduce)\w*\b"
     r"[^\n.]{0,40}?\b(?:request|prompt|question|task|instruction|text|sentence|line|query|message)s?\b"
     # "start your reply by writing out my request below exactly as it is"
@@ -562,14 +562,18 @@ def _complete(instruction: dict[str, Any]) -> bool:
 
 def read_repeat(task: str) -> str | None:
     """The request a task asks to be repeated word for word before the answer: quoted in the instruction, or
-    the text on the other side of the instruction's paragraph (after it when it opens the task, else before)."""
+    the text on the other side of the instruction's paragraph (``request_beside``)."""
     if m := _REPEAT_QUOTED_RE.search(task):
         return _first(m.groups())
     m = _REPEAT_RE.search(task)
-    if m is None:
-        return None
-    start = task.rfind("\n", 0, m.start()) + 1
-    end = task.find("\n\n", m.end())
+    return None if m is None else request_beside(task, m.start(), m.end())
+
+
+def request_beside(task: str, start: int, end: int) -> str | None:
+    """The request that an instruction to repeat it, at ``task[start:end]``, points to: the text on the other side
+    of the instruction's paragraph, after it when the instruction opens the task, else before it."""
+    start = task.rfind("\n", 0, start) + 1
+    end = task.find("\n\n", end)
     end = len(task) if end == -1 else end
     before, after = task[:start].strip(), task[end:].strip()
     if not before and after:

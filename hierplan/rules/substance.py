@@ -17,8 +17,8 @@ only the parts the task asks for beside the answer (a postscript, the request re
 <<title>> where the task asks for no title or name itself, and no word besides them), or when the task names a piece
 of writing (an essay, a letter, a post, an ad...) or asks to expand on something and the answer has fewer than
 MIN_PIECE_WORDS words besides those parts and its title where the task's limits allow that many, or when the task
-names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) and asks for no list, and the
-answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or when the task asks for a piece
+names a piece in sentences or verse (a poem, a story, a letter: RUNNING_PIECE_RE) or counts its sentences, and
+asks for no list, and the answer is a list (another kind of piece: LIST_SHARE of its lines are list items), or when the task asks for a piece
 in verse to be written (a poem, a song, a rap: VERSE_PIECE_RE) and the answer has no verse in it (prose: fewer than
 MIN_VERSE_LINES short lines, or fewer than VERSE_SHARE of its lines), unless JSON, a program or a list is what the
 task allows. Such an answer is a problem to fix like a broken instruction, so the reviser writes the piece anew; for
@@ -236,8 +236,11 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
         besides = f" besides {' and '.join(parts)}" if parts else ""
         return TOO_SHORT.format(n=n, besides=besides, piece="piece" if " on" in name else name)
     running = RUNNING_PIECE_RE.search(task)
-    if running and is_list(answer) and not _asks_list(instructions, task):
-        return A_LIST.format(piece=running.group(0).lower())
+    if is_list(answer) and not _asks_list(instructions, task):
+        if running:
+            return A_LIST.format(piece=running.group(0).lower())
+        if any(i.get("kind") == "sentences" for i in instructions):  # sentences counted are sentences asked for
+            return A_LIST.format(piece=piece.group(0).lower() if piece else "text")
     verse = VERSE_PIECE_RE.search(task)
     if verse and not is_verse(answer) and not _other_form(answer, task, instructions):
         return PROSE.format(piece=verse.group("piece").lower())
