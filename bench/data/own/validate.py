@@ -1,4 +1,4 @@
-"""Checks bench/data/own/ifeval_own1.jsonl and ifeval_own2.jsonl against lm-eval's IFEval checkers
+"""Checks bench/data/own/ifeval_own1.jsonl, ifeval_own2.jsonl and ifeval_own3.jsonl against lm-eval's IFEval checkers
 (stdlib + bench/ifeval_checkers.py).
 
     .venv/bin/python bench/data/own/validate.py [path.jsonl ...]
@@ -23,6 +23,7 @@ import ifeval_checkers  # noqa: E402
 SETS = [
     (HERE / "ifeval_own1.jsonl", 900001),
     (HERE / "ifeval_own2.jsonl", 900101),
+    (HERE / "ifeval_own3.jsonl", 900201),
 ]
 N_ROWS = 40
 FIELDS = ["row", "key", "prompt", "instruction_id_list", "kwargs"]
