@@ -1,6 +1,7 @@
 """What an answer says again instead of writing on (rules.repeats), and how a program takes it out."""
 
 from hierplan.rules.checks import problem, repair_by_program
+from hierplan.rules.instructions import always
 from hierplan.rules.repeats import drop_repeats, repeats_problem, unlooped_words
 from hierplan.rules.substance import said_words, substance_lost
 from hierplan.rules.text import words
@@ -85,3 +86,25 @@ def test_a_short_rewrite_of_a_looping_answer_is_not_a_lost_piece():
 
 def test_the_program_repair_drops_loops_before_any_check():
     assert repair_by_program([{"kind": "no_repeats"}], STUCK_NAMES).endswith("Lin Bo, Lin")
+
+
+CHORUS = "Chorus:\nHeave away, the lantern's lit,\nWe sail the frost till morning's near,\nSing it loud and don't you quit.\n"
+SHANTY = ("Verse 1:\nThe cook burned all the biscuits black,\nThe captain swore and turned us back.\n\n" + CHORUS
+          + "\nVerse 2:\nThe ice came thick upon the rail,\nWe hauled the ropes through sleet and hail.\n\n" + CHORUS)
+
+
+def test_a_songs_chorus_said_again_is_its_refrain_not_a_repeat():
+    assert always("Write me a sea shanty about a ship's cook, a few verses and a chorus.") == (
+        {"kind": "no_repeats", "refrain": True},)
+    assert always("Write an essay about ships.") == ({"kind": "no_repeats"},)
+    refrain = {"kind": "no_repeats", "refrain": True}
+    assert problem(refrain, SHANTY) is None
+    assert repair_by_program([refrain], SHANTY) == SHANTY
+    # in prose the same lines said twice are a repeat
+    assert problem({"kind": "no_repeats"}, SHANTY) is not None
+    assert drop_repeats(SHANTY).count("Heave away") == 1
+
+
+def test_a_song_that_goes_round_in_circles_is_still_a_repeat():
+    stuck = "Verse 1:\nWe sail away.\n\n" + CHORUS * 12
+    assert repeats_problem(stuck, refrain=True) is not None

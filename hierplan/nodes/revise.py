@@ -50,7 +50,7 @@ from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import numeric_instructions
 from hierplan.rules.checks import drop_chat_frame, problems, program_cased, repair_by_program, total_miss
-from hierplan.rules.instructions import ALWAYS, read_instructions
+from hierplan.rules.instructions import always, read_instructions
 from hierplan.rules.parts import part_count, parts_to_write, put_parts
 from hierplan.rules.kind import NUMERIC
 from hierplan.rules.substance import more_of_the_piece, not_the_piece, substance_lost
@@ -88,7 +88,7 @@ def first_check(task: str, draft: str, requirements: list[dict] | None = None) -
     """(the check of the aggregator's draft, the answer to keep: the draft, or the draft as repaired by program
     when that breaks fewer instructions). ``requirements``: what read_requirements read from the task (a run
     without it, e.g. one checkpointed before that node existed, reads the task's words by rule here)."""
-    instructions = [*(read_instructions(task) if requirements is None else requirements), *ALWAYS]
+    instructions = [*(read_instructions(task) if requirements is None else requirements), *always(task)]
     draft = drop_chat_frame(draft, instructions)  # no part of the answer, whatever the checks find
     draft_problems = answer_problems(instructions, draft, task)
     kept, kept_problems = draft, draft_problems

@@ -151,7 +151,7 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
                 return f"its Python code block does not parse ({exc.msg}, line {exc.lineno})"
         return None
     if kind == "no_repeats":
-        return repeats_problem(prose)
+        return repeats_problem(prose, refrain=instruction.get("refrain", False))
     if kind == "language":
         return language_problem(instruction, text)
     if kind == "mentions":
@@ -249,7 +249,8 @@ def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
     """``text`` with what a program can fix without losing anything: the chat frame dropped (drop_chat_frame),
     lines and sentences said twice and loops dropped (rules.repeats), and the form instructions (case, commas,
     quotes, the ending, JSON) applied (rules.form.fix_form)."""
-    return fix_form(instructions, drop_repeats(drop_chat_frame(text, instructions)))
+    refrain = any(i.get("refrain") for i in instructions if i["kind"] == "no_repeats")
+    return fix_form(instructions, drop_repeats(drop_chat_frame(text, instructions), refrain=refrain))
 
 
 def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:

@@ -19,6 +19,7 @@ from hierplan.config import MIN_LIST_ITEMS
 from hierplan.rules.form import QUOTED, read_form
 from hierplan.rules.language import read_language
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
+from hierplan.rules.pieces import VERSE_PIECE_RE
 from hierplan.rules.text import some_words
 from hierplan.rules.text import words as prose_words
 
@@ -61,6 +62,14 @@ _MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|inc
                          r"(?:both\s+|all\s+of\s+)?([^.;:!?]+)", re.I)
 # Checked on every answer, whatever the task says: the same lines said twice.
 ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
+
+
+def always(task: str) -> tuple[dict[str, Any], ...]:
+    """The instructions checked on every answer (ALWAYS), as they hold for ``task``: in verse asked to be written
+    (a song, a shanty, a poem) a refrain says its lines again by design, so only a loop is a repeat there."""
+    if VERSE_PIECE_RE.search(task):
+        return tuple({**i, "refrain": True} if i["kind"] == "no_repeats" else i for i in ALWAYS)
+    return ALWAYS
 # A count of sections to highlight, italicise or bold is of marked passages, not of headings.
 _MARKED_BEFORE_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold|mark)\w*\b[^.!?\n]*$", re.I)
 _EACH_RE = re.compile(r"\beach\b", re.I)
@@ -126,7 +135,7 @@ def _lengths(pattern: re.Pattern, task: str) -> Iterable[re.Match]:
 
 def read_instructions(task: str) -> list[dict[str, Any]]:
     """The checkable instructions in ``task`` as JSON-safe dicts ({"kind", ...}), in a fixed order (ALWAYS is
-    not among them: revise adds it)."""
+    not among them: revise adds ``always(task)``)."""
     found: list[dict[str, Any]] = []
     per_section = []
     for m in _COUNT_RE.finditer(task):

@@ -89,9 +89,10 @@ def _drop_said_before(line: str, seen: set[str]) -> str | None:
     return " ".join(kept) if kept else None
 
 
-def drop_repeats(text: str) -> str:
+def drop_repeats(text: str, refrain: bool = False) -> str:
     """``text`` without the lines and sentences said word for word before and with each loop cut to its first
-    round; code blocks and tables are left whole."""
+    round; code blocks and tables are left whole. In verse with a ``refrain`` (a chorus), lines said again stay:
+    only the loops go."""
     seen: set[str] = set()
     out, prose, in_code = [], [], False
 
@@ -108,6 +109,8 @@ def drop_repeats(text: str) -> str:
         elif in_code or _TABLE_LINE_RE.match(line):
             flush()
             out.append(line)
+        elif refrain:
+            prose.append(line)
         elif (kept := _drop_said_before(line, seen)) is not None:
             prose.append(kept if line.strip() else line)
     flush()
@@ -130,17 +133,18 @@ def unlooped_words(tokens: list[str]) -> int:
     return new + min(len(tokens), _LOOP_GRAM - 1)
 
 
-def repeats_problem(prose: str) -> str | None:
-    """What the answer says again instead of writing on (the no_repeats instruction), or None."""
+def repeats_problem(prose: str, refrain: bool = False) -> str | None:
+    """What the answer says again instead of writing on (the no_repeats instruction), or None. In verse with a
+    ``refrain``, lines said again are its chorus, and only an answer that goes round in circles is a problem."""
     lines = [line for line in prose.splitlines() if line.strip()]
     seen = Counter(filter(None, map(_repeat_key, lines)))
     repeated = [line for line, n in seen.items() if n > 1]
-    if repeated:
+    if repeated and not refrain:
         return (f"it repeats {len(repeated)} line(s) word for word, e.g. '{repeated[0]}': say each thing once "
                 f"and drop the repeats")
     short = Counter(key for key in (" ".join(prose_words(line.lower())) for line in lines) if key)
     looped = [(line, n) for line, n in short.most_common(1) if n >= REPEAT_LOOP_LINES]
-    if looped:
+    if looped and not refrain:
         line, n = looped[0]
         return f"it says '{line}' {n} times over instead of writing on: write the answer anew, each thing once"
     tokens = [t.lower() for t in prose_words(prose)]
