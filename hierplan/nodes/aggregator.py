@@ -18,14 +18,15 @@ from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import computations, numeric_instructions, prose_asked
 from hierplan.rules.checklist import describe
-from hierplan.rules.checks import CASE_KINDS, program_cased
+from hierplan.rules.checks import CASE_KINDS, PLACED_KINDS, program_cased
 from hierplan.rules.kind import NUMERIC
 
 
 def requirements_note(requirements: list[dict]) -> str:
     """The task's requirements as a list for the writer ("" when none were read); a letter case for the whole
-    answer is not among them but said to be the program's (rules.checks.CASE_KINDS)."""
-    listed = [r for r in requirements if r.get("kind") not in CASE_KINDS]
+    answer is not among them but said to be the program's (rules.checks.CASE_KINDS), and what a program puts in
+    place is not said at all (rules.checks.PLACED_KINDS)."""
+    listed = [r for r in requirements if r.get("kind") not in (*CASE_KINDS, *PLACED_KINDS)]
     note = prompts.REQUIREMENTS_NOTE.format(items="\n".join(f"- {describe(r)}" for r in listed)) if listed else ""
     return note + (prompts.CASE_BY_PROGRAM if program_cased(requirements) else "")
 

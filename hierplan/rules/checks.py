@@ -170,6 +170,9 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
 # for it. Asked for it, a small model took "in all lowercase letters" for a request to copy the task's words in that
 # case, or wrote a line where a poem was asked.
 CASE_KINDS = ("lowercase", "uppercase")
+PLACED_KINDS = ("repeat_request",)
+"""What a program puts in place whatever the writer writes (the request said back first): not shown to the writer,
+who, told of it, wrote the request under a label or into a title."""
 
 
 def program_cased(instructions: Iterable[dict[str, Any]]) -> bool:

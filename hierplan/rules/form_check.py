@@ -24,6 +24,21 @@ _HIGHLIGHT_RE = re.compile(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*")
 _LINE_START_RE = re.compile(r"^(\s*(?:[-+\u2022]|\d{1,3}[.)](?=\s))?\s*)(.*)$")
 
 
+REQUEST_LABEL_CHARS = 40
+"""How far into the answer a copy of the request may start (after a label such as "Your request:")."""
+
+
+def _without_leading_copy(text: str, request: str) -> str:
+    """``text`` less a copy of the request at its top, behind a label or quotes ("Request: ...", "> ..."), so the
+    request put first is not said twice."""
+    at = text.lower().find(request.lower(), 0, REQUEST_LABEL_CHARS + len(request))
+    if at < 0 or re.search(r"\w", text[:at]) and not re.fullmatch(r"[^\n]{0,%d}:\s*[\"'\u201c>*_]*" % REQUEST_LABEL_CHARS,
+                                                             text[:at]):
+        return text
+    rest = text[at + len(request):]
+    return rest.lstrip("\"'\u201d*_ \t")
+
+
 def _letters(text: str) -> str:
     return "".join(c for c in text if c.isalpha())
 
@@ -255,7 +270,7 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
     if "json" in kinds and not _is_json(text.strip()):
         text = json.dumps(_as_json(text.strip()), ensure_ascii=False, indent=1)
     if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):
-        text = repeat["text"] + "\n\n" + text.lstrip()
+        text = repeat["text"] + "\n\n" + _without_leading_copy(text, repeat["text"]).lstrip()
     if "lowercase" in kinds:
         text = _cased(text, str.lower)
     elif "uppercase" in kinds:
