@@ -22,3 +22,19 @@ def test_a_copy_of_the_request_at_the_top_is_not_said_twice():
     # the request's words inside the answer's own sentence are the answer's
     said = "I will write a limerick about a dog who fears the vacuum. There once was a dog named Lou"
     assert fix_form([request], said) == request["text"] + "\n\n" + said
+
+
+def _writer_prompt(plan_source):
+    from hierplan.nodes.aggregator import aggregator_messages
+    from hierplan.rules.plan import whole_task_plan
+
+    task = "Write a short story about a lost kite for my niece. Give it a title in << >>."
+    state = {"task": task, "kind": "writing", "plan": whole_task_plan(task, "writing", [{"kind": "title"}]),
+             "plan_source": plan_source, "results": [], "requirements": [{"kind": "title"}]}
+    return aggregator_messages(state)[1].content
+
+
+def test_a_plan_written_by_rule_shows_the_writer_no_goal_and_the_title_as_the_first_line():
+    by_rule, by_model = _writer_prompt("rule"), _writer_prompt("model")
+    assert "Goal:" not in by_rule and "Goal: Write a short story" in by_model
+    assert "on its own first line, then the whole piece below it" in by_rule

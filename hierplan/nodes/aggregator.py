@@ -41,7 +41,9 @@ def aggregator_messages(state: AgentState) -> list:
         return [SystemMessage(prompts.AGGREGATOR_WRITING_SYSTEM),
                 HumanMessage(prompts.AGGREGATOR_WRITING_USER.format(
                     notes=prompts.AGGREGATOR_WRITING_NOTES.format(results=notes.strip()) if notes.strip() else "",
-                    goal=state["plan"]["goal"], task=asked(state),
+                    goal=("" if state.get("plan_source") == "rule"
+                          else prompts.AGGREGATOR_WRITING_GOAL.format(goal=state["plan"]["goal"])),
+                    task=asked(state),
                     requirements=requirements_note(state.get("requirements") or [])))]
     if not computations(results):
         request = prompts.AGGREGATOR_REQUEST

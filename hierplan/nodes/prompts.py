@@ -211,9 +211,11 @@ AGGREGATOR_REQUEST_WORKING = ("Write the answer the task asks for: show step by 
 AGGREGATOR_WRITING_SYSTEM = """You write the reply to the user's task. Notes from the steps of a plan, when given, are material: use what helps and leave out the rest.
 The reply is the finished answer itself: do not mention the plan, its steps or the notes.
 Follow every instruction of the task exactly: its form (bullet points, numbered steps, headings, code blocks), its length, and the words it asks for or forbids."""
-AGGREGATOR_WRITING_USER = """{notes}Goal: {goal}
-Task: {task}
+AGGREGATOR_WRITING_USER = """{notes}{goal}Task: {task}
 {requirements}Write the reply to this task now."""
+# A plan the model wrote: its goal. A plan written by rule has none to show, its goal being the task's first
+# sentence cut short: shown, a cut before "<<" ended many drafts on their title.
+AGGREGATOR_WRITING_GOAL = "Goal: {goal}\n"
 AGGREGATOR_WRITING_NOTES = """Notes from the plan's steps:
 {results}
 

@@ -301,7 +301,9 @@ def _count(spec: dict[str, Any], noun: str) -> str:
 
 _PLAIN = {"lowercase": "only lowercase letters", "uppercase": "only capital letters", "no_commas": "no commas",
           "quoted": "the whole answer wrapped in double quotation marks", "json": "the whole answer as valid JSON",
-          "title": "a title wrapped in << and >>", "two_responses": "two different responses separated by ******",
+          # said as the piece's first line: "a title wrapped in << and >>" alone drew many drafts of the title only
+          "title": "a title wrapped in << and >> on its own first line, then the whole piece below it",
+          "two_responses": "two different responses separated by ******",
           "ends_with_question": "the last line a question", "python_block": "the code in a ```python block",
           "no_repeats": "no line said twice"}
 _COUNTED = {"bullets": "bullet points", "numbered": "numbered items", "items": "list items", "headings":
