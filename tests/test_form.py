@@ -375,3 +375,19 @@ def test_json_in_one_letter_case_keeps_its_escapes():
     assert json.loads(fenced[len("```json\n"):-len("\n```")]) == {"STEPS": ["MIX\tSTIR", 2]}
     # not JSON: the text as it is, cased
     assert fix_form([{"kind": "uppercase"}], "one\\ntwo") == "ONE\\NTWO"
+
+
+def test_two_responses_written_as_two_labelled_parts_are_separated_by_program():
+    draft = ("- **Formal reply:**\n  Dear Ms Kay,\n  I am away until Monday.\n\n"
+             "- **Casual reply:**\n  Hey! Off till Monday, back soon.")
+    fixed = fix_form([{"kind": "two_responses"}], draft)
+    assert fixed == "Dear Ms Kay,\nI am away until Monday.\n\n******\n\nHey! Off till Monday, back soon."
+    assert form_problem({"kind": "two_responses"}, fixed) is None
+    # a part that says more than its label keeps its words
+    assert fix_form([{"kind": "two_responses"}], "1. Take the bus.\n2. Walk there.") == (
+        "Take the bus.\n\n******\n\nWalk there.")
+
+
+def test_an_answer_that_is_not_two_parts_is_left_to_the_reviser():
+    for draft in ("Here are two ideas:\n- one\n- two", "- one\n- two\n- three", "Just one reply."):
+        assert fix_form([{"kind": "two_responses"}], draft) == draft

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from typing import Any
 
 import json_repair
 
 from hierplan.rules.text import split_code
 
-PROGRAM_FIXES = ("paragraphs", "sections", "highlights", "ends_with", "no_commas", "json", "repeat_request",
-                 "lowercase", "uppercase", "quoted")
+PROGRAM_FIXES = ("paragraphs", "sections", "two_responses", "highlights", "ends_with", "no_commas", "json",
+                 "repeat_request", "lowercase", "uppercase", "quoted")
 """The form instructions fix_form applies, in this order (highlights before the ending is appended, so the
 ending stays as asked; the case changes after; the quotes go on last)."""
 HIGHLIGHT_MAX_WORDS = 25
@@ -246,6 +247,33 @@ def _as_json(text: str) -> Any:
     return {"response": text}
 
 
+RESPONSE_SEPARATOR = "\n\n******\n\n"
+LABEL_MAX_WORDS = 12
+"""A line that only names the part below it ("**Playful reply:**") has at most this many words."""
+# Where a part of the answer starts at the left margin: a list item, a heading, a bold line, or a label ending in ":".
+_PART_START_RE = re.compile(r"^(?:[-*+\u2022][ \t]+|\d{1,2}[.)][ \t]+|#{1,6}[ \t]+|\*\*|[^\s].{0,80}:[ \t*]*$)")
+_LABEL_RE = re.compile(r"^(?:[-*+\u2022][ \t]+|\d{1,2}[.)][ \t]+|#{1,6}[ \t]+)?[*_]*([^\n]*?)[*_]*[ \t]*$")
+
+
+def two_parts(text: str) -> list[str] | None:
+    """The two responses of an answer written as two labelled parts (two list items, headings or "Label:" lines at
+    the left margin, nothing before the first), each less its label line and indent; None when it is not two."""
+    lines = text.strip("\n").split("\n")
+    starts = [i for i, line in enumerate(lines) if _PART_START_RE.match(line)]
+    if len(starts) != 2 or starts[0] != 0:
+        return None
+    parts = []
+    for first, end in ((starts[0], starts[1]), (starts[1], len(lines))):
+        label = _LABEL_RE.match(lines[first]).group(1).strip()
+        body = lines[first + 1:end]
+        if label.rstrip("*_ ").endswith(":") and len(label.split()) <= LABEL_MAX_WORDS:
+            head = []  # the label names the part: no part of the response
+        else:
+            head = [re.sub(r"^(?:[-*+\u2022][ \t]+|\d{1,2}[.)][ \t]+)", "", lines[first])]
+        parts.append(textwrap.dedent("\n".join([*head, *body])).strip())
+    return parts if all(parts) and parts[0] != parts[1] else None
+
+
 def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
     """``text`` with the form instructions a program can meet without losing anything applied, in
     PROGRAM_FIXES order; the others are left to the reviser."""
@@ -260,6 +288,9 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
                           "", text)
         if groups := regroup(unmarked, split["count"]):
             text = "\n\n".join(f"{split['marker']} {n}\n{g}" for n, g in enumerate(groups, 1))
+    if (two := kinds.get("two_responses")) and form_problem(two, text) and "******" not in text:
+        if parts := two_parts(text):
+            text = RESPONSE_SEPARATOR.join(parts)
     if (marks := kinds.get("highlights")) and form_problem(marks, text) and "json" not in kinds:
         keep = tuple(i["text"] for i in instructions if i["kind"] == "ends_with" and i.get("text"))
         text = highlight(text, marks["min"] - len(_HIGHLIGHT_RE.findall(text)), keep)
