@@ -309,7 +309,8 @@ def test_no_repeat_without_the_instruction():
     for task in ("Repeat after me: tea is good. Then explain why.", "Rewrite the text above in simpler words.",
                  "Tell me about owls.\n\nWhy do owls repeat their calls at night?",
                  "Write out the text of the poem exactly, then explain it.",
-                 "Put the question at the top of your reply in bold, then answer it.\n\nWhy is the sea salty?"):
+                 "Put the question at the top of your reply in bold, then answer it.\n\nWhy is the sea salty?",
+                 "Paste the text below into a table, then sort it by date.\n\nJan 3 rent\nJan 1 food"):
         assert all(i["kind"] != "repeat_request" for i in read_form(task)), task
 
 

@@ -292,7 +292,10 @@ _NO_LETTER_RE = re.compile(r"(?:" + _LEAVE_OUT + r"|\bno)\s+(?:the\s+|any\s+)?le
 # "First repeat my question word for word, then answer", "copy the request above exactly before you reply"
 _REPEAT_RE = re.compile(
     r"\b(?:repeat|copy|echo|reproduce|restate|past(?:e|es|ed|ing)\b)\w*\b[^\n.]{0,40}?\b(?:request|prompt|question|"
-    r"task|instruction|text|sentence|line|query|message)s?\b(?=[^\n]{0,120}?\b(?:word\s+(?:for|by)\s+word|verbatim|"
+    r"task|instruction|text|sentence|line|query|message)s?\b"
+    # "copy the text below into a table": the text moved into another form, not said back
+    r"(?!\s+(?:(?:below|above|here)\s+)?(?:into|onto|in\s+an?|as\s+an?|to\s+an?)\b)"
+    r"(?=[^\n]{0,120}?\b(?:word\s+(?:for|by)\s+word|verbatim|"
     r"exactly|without\s+chang|unchanged|as\s+it\s+is|as\s+(?:I\s+)?(?:written|wrote|typed)|first|before|then)\b)"
     r"|\b(?:first|before\s+(?:you\s+)?(?:answer|reply|respond)\w*)\b[^\n.]{0,30}?\b(?:repeat|copy|echo|reproduce)\w*\b"
     r"[^\n.]{0,40}?\b(?:request|prompt|question|task|instruction|text|sentence|line|query|message)s?\b"
