@@ -157,7 +157,7 @@ def test_a_form_a_numeric_task_states_is_applied_by_program_and_the_checked_numb
     model, out = run_task(task, "Tom pays 6 dollars and gets 4 back.\nFinal answer: 4")
     assert out["final"] == '"Tom pays 6 dollars and gets 4 back.\nFinal answer: 4"'
     assert out["instruction_check"]["ok"] is True and [i["kind"] for i in out["instruction_check"]["instructions"]
-                                                        ] == ["quoted", "no_repeats"]
+                                                        ] == ["quoted", "no_repeats", "told_back"]
     [agg] = [c for c in model.calls if c["node"] == "aggregator"]
     assert "wrapped in double quotation marks" in agg["messages"][-1].content  # the form, told to the writer
     # a form no program can apply is recorded, and the model does not write the answer anew

@@ -197,7 +197,7 @@ def test_revise_keeps_a_draft_that_meets_every_instruction_without_a_call():
     final, check, calls = revise(model, TASK, GOOD)
     assert final == GOOD and calls == [] and model.calls == []
     assert check["ok"] and not check["revised"] and check["draft_problems"] == []
-    assert describe(check).endswith("met all 3 checkable instructions of the task")  # the 2, and no repeats
+    assert describe(check).endswith("met all 4 checkable instructions of the task")  # the 2, no repeats, none told back
     final, check, calls = revise(model, "Explain tea.", "Tea is a drink.")
     assert (final, calls, check["instructions"], check["ok"]) == ("Tea is a drink.", [], [{"kind": "no_repeats"}],
                                                                   True)
@@ -254,7 +254,7 @@ def test_revise_tells_the_model_what_is_wrong_and_keeps_the_better_answer():
     assert "it uses the word 'very', which the task forbids" in asked and TASK in asked
     assert "Green tea is very good" not in asked  # written anew: shown a draft, the model sends it back
     json.dumps(check)  # JSON-safe, as state must be
-    assert "broke 2 of 3" in describe(check) and "now meets all 3" in describe(check)
+    assert "broke 2 of 4" in describe(check) and "now meets all 4" in describe(check)
 
 
 def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
@@ -265,7 +265,7 @@ def test_revise_stops_after_max_revisions_and_never_keeps_a_worse_answer():
     assert final == draft and len(calls) == MAX_REVISIONS and not check["revised"] and not check["ok"]
     assert [len(r["problems"]) for r in check["revisions"]] == [2] * MAX_REVISIONS
     assert [c["kwargs"]["temperature"] for c in model.calls] == [0.2, WARM_TEMPERATURE]  # the retry warmer
-    assert "still breaks 1 of 3" in describe(check)
+    assert "still breaks 1 of 4" in describe(check)
 
 
 def test_a_list_is_put_where_the_answers_list_was_and_the_rest_stays():
@@ -407,6 +407,7 @@ def test_a_count_of_sections_to_highlight_is_of_marked_passages_not_headings():
 
 def test_a_cover_letter_is_a_piece_not_a_request_to_cover_a_letter():
     assert read_instructions("Write a cover letter for a rally organizer job.") == []
+    assert read_instructions("Could you write the back-cover text for my novel about a lighthouse?") == []
     assert read_instructions("Write a memo covering pay and leave.") == [{"kind": "mentions", "term": "pay"},
                                                                           {"kind": "mentions", "term": "leave"}]
 
@@ -552,3 +553,13 @@ def test_a_plain_answer_kept_for_being_more_of_the_piece_records_no_rejection():
     check, kept = first_check(task, "<<Rosa>>", [{"kind": "title"}])
     check, kept = with_revision(check, kept, ROSA, task, kind="plain")
     assert kept.endswith(ROSA) and "rejected" not in check["revisions"][-1]
+
+
+def test_a_quote_mark_as_the_first_and_last_character_wraps_the_whole_answer():
+    for task in ["It goes in a speech bubble, so the very first character of your reply and the very last one must "
+                 "be a double quote mark.",
+                 "The printer wants a double quote mark as the very first and very last character, nothing outside."]:
+        assert {"kind": "quoted"} in read_instructions(task), task
+    for task in ["The first character of each line should be a dash and the last a period.",
+                 "Put the first and last names in bold."]:
+        assert {"kind": "quoted"} not in read_instructions(task), task

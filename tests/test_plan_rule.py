@@ -314,7 +314,7 @@ def test_one_piece_of_writing_is_planned_by_rule_with_the_requirements_read_from
     [one] = out["plan"]["steps"]
     assert one["tool"] == "none" and "one piece of writing" in one["tool_reason"]
     # the regexes read the limit too: one instruction, checked once
-    assert [i["kind"] for i in out["instruction_check"]["instructions"]] == ["words", "no_repeats"]
+    assert [i["kind"] for i in out["instruction_check"]["instructions"]] == ["words", "no_repeats", "told_back"]
 
 
 def test_a_draft_that_copies_the_request_back_is_answered_plainly_and_the_piece_kept():

@@ -135,6 +135,11 @@ def test_a_list_where_the_task_counts_its_sentences_is_not_the_piece():
     assert not_the_piece(POEM, task, sentences) is None
 
 
+def test_a_blurb_is_a_piece_not_a_line():
+    why = not_the_piece("**The Lighthouse Keeper's Secret**", "Write the back-cover blurb for my mystery novel.", [])
+    assert why is not None and "not the blurb" in why
+
+
 def test_a_speech_bubble_or_a_text_to_speech_app_names_no_speech_to_write():
     rules = "- No poking.\n- No loud music.\n- Seeds at noon."
     assert not_the_piece(rules, "Write three house rules from my cat's point of view for a speech bubble.", []) is None

@@ -305,7 +305,7 @@ _PLAIN = {"lowercase": "only lowercase letters", "uppercase": "only capital lett
           "title": "a title wrapped in << and >> on its own first line, then the whole piece below it",
           "two_responses": "two different responses separated by ******",
           "ends_with_question": "the last line a question", "python_block": "the code in a ```python block",
-          "no_repeats": "no line said twice"}
+          "no_repeats": "no line said twice", "told_back": "none of the task's instructions said back"}
 _COUNTED = {"bullets": "bullet points", "numbered": "numbered items", "items": "list items", "headings":
             "Markdown headings", "words": "words", "sentences": "sentences"}
 

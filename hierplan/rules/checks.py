@@ -15,6 +15,7 @@ from hierplan.rules.form_check import fix_form, form_problem
 from hierplan.rules.instructions import LIST_KINDS
 from hierplan.rules.language import language_problem
 from hierplan.rules.repeats import LINE_MARKUP, drop_repeats, repeats_problem
+from hierplan.rules.told_back import drop_told_back, told_back_sentences
 from hierplan.rules.text import PYTHON_LABELS, split_code
 from hierplan.rules.text import words as prose_words
 
@@ -154,6 +155,10 @@ def problem(instruction: dict[str, Any], text: str) -> str | None:
         return repeats_problem(prose, refrain=instruction.get("refrain", False))
     if kind == "language":
         return language_problem(instruction, text)
+    if kind == "told_back":
+        told = told_back_sentences(prose, instruction)
+        return None if not told else (f"it says the task's instructions back, e.g. '{told[0]}': leave them out of "
+                                      f"the answer and just follow them")
     if kind == "mentions":
         words = instruction["term"].split()
         found = [_word_in(w, text) for w in words]
@@ -250,10 +255,14 @@ def drop_chat_frame(text: str, instructions: list[dict[str, Any]] = ()) -> str:
 
 def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
     """``text`` with what a program can fix without losing anything: the chat frame dropped (drop_chat_frame),
-    lines and sentences said twice and loops dropped (rules.repeats), and the form instructions (case, commas,
+    lines and sentences said twice and loops dropped (rules.repeats), the task's instructions said back dropped
+    (rules.told_back), and the form instructions (case, commas,
     quotes, the ending, JSON) applied (rules.form.fix_form)."""
     refrain = any(i.get("refrain") for i in instructions if i["kind"] == "no_repeats")
-    return fix_form(instructions, drop_repeats(drop_chat_frame(text, instructions), refrain=refrain))
+    text = drop_repeats(drop_chat_frame(text, instructions), refrain=refrain)
+    for told in (i for i in instructions if i["kind"] == "told_back"):
+        text = drop_told_back(text, told)
+    return fix_form(instructions, text)
 
 
 def problems(instructions: list[dict[str, Any]], text: str) -> list[str]:

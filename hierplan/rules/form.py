@@ -102,6 +102,12 @@ _QUOTED_RE = re.compile(
     rf"|\b{_QUOTE_MARKS}\s+(?:around|round)\s+{_WHOLE_ANSWER}\b"
     # "start and end the whole thing with a double quote mark"
     rf"|\b(?:start|begin|open)\s+and\s+(?:end|finish|close)\s+{_WHOLE_ANSWER}\s+with\s+{_QUOTE_MARKS}"
+    # "the very first character of your reply and the very last one need to be a double quote mark", "with a
+    # double quote mark as the very first and very last character": one sentence names both ends and the mark
+    rf"|\b(?:very\s+)?first\s+(?:and\s+(?:the\s+)?(?:very\s+)?last\s+)?characters?\b(?=[^.\n]{{0,80}}?\blast\b)"
+    rf"[^.\n]{{0,80}}?\b(?:double\s+)?(?:quotation|quote)\s+marks?\b"
+    rf"|\b(?:double\s+)?(?:quotation|quote)\s+marks?\s+as\s+the\s+(?:very\s+)?first\s+and\s+(?:the\s+)?(?:very\s+)?"
+    rf"last\s+characters?\b"
     rf"|\b{_WHOLE_ANSWER}\s+(?:should|must|has\s+to|needs\s+to|will|is|are)\s+(?:be\s+)?"
     rf"(?:(?:wrapped|enclosed|put|placed)\s+)?(?:in|inside|within|between)\s+{_QUOTE_MARKS}\b", re.I)
 # "The answer should be short and be wrapped in double quotes": the sentence's subject is the whole answer.

@@ -20,6 +20,7 @@ from hierplan.rules.form import QUOTED, read_form
 from hierplan.rules.language import read_language
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
 from hierplan.rules.pieces import VERSE_PIECE_RE
+from hierplan.rules.told_back import sentences
 from hierplan.rules.text import some_words
 from hierplan.rules.text import words as prose_words
 
@@ -54,8 +55,8 @@ _END_QUESTION_RE = re.compile(r"\bend(?:s|ing)?\s+(?:it\s+|(?:the|your)\s+\w+\s+
                               r"question)", re.I)
 _PYTHON_BLOCK_RE = re.compile(r"```\s*python|\bpython\s+(?:code\s+)?block\b|\bcode\s+block\b.*\bpython\b|"
                               r"\bpython\b.*\bcode\s+block\b", re.I | re.S)
-# "cover" as a verb, not the noun of "a cover letter"
-_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|cover(?!\s+letters?\b)|covering|"
+# "cover" as a verb, not the noun of "a cover letter" or "the back-cover blurb"
+_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|(?<!-)cover(?!\s+letters?\b)|covering|"
                          # "use the word 'total'", not "use the oven"
                          r"(?:use|uses|using)(?=\s+(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?|keywords?)\s*:?\s*"
                          r"['\"\u201c\u2018]))\s+"
@@ -64,12 +65,24 @@ _MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|inc
 ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
 
 
-def always(task: str) -> tuple[dict[str, Any], ...]:
+def always(task: str, requirements: Iterable[dict[str, Any]] = ()) -> tuple[dict[str, Any], ...]:
     """The instructions checked on every answer (ALWAYS), as they hold for ``task``: in verse asked to be written
-    (a song, a shanty, a poem) a refrain says its lines again by design, so only a loop is a repeat there."""
+    (a song, a shanty, a poem) a refrain says its lines again by design, so only a loop is a repeat there; and where
+    the task states requirements, its sentences that state them (read by the patterns, or holding the quote of one
+    the model read: ``requirements``) are not said back in the answer (rules.told_back), outside the phrases the
+    task asks the answer to contain."""
+    checked = ALWAYS
     if VERSE_PIECE_RE.search(task):
-        return tuple({**i, "refrain": True} if i["kind"] == "no_repeats" else i for i in ALWAYS)
-    return ALWAYS
+        checked = tuple({**i, "refrain": True} if i["kind"] == "no_repeats" else i for i in checked)
+    quotes = [r["quote"].lower() for r in requirements if r.get("quote")]  # where the model read one
+    # a sentence that only asks for things to mention is about the answer's content, which the answer may say
+    said = [s for s in sentences(task) if any(i["kind"] != "mentions" for i in read_instructions(s))
+            or any(q in s.lower() for q in quotes)]
+    if said:
+        asked = [i["text"] for i in read_instructions(task)
+                 if i["kind"] in ("repeat_request", "ends_with", "begins_with") and i.get("text")]
+        checked = (*checked, {"kind": "told_back", "said": said, "asked": asked})
+    return checked
 # A count of sections to highlight, italicise or bold is of marked passages, not of headings.
 _MARKED_BEFORE_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold|mark)\w*\b[^.!?\n]*$", re.I)
 _EACH_RE = re.compile(r"\beach\b", re.I)

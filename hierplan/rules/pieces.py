@@ -11,7 +11,7 @@ import re
 PIECE_RE = re.compile(r"\b(?:essays?|articles?|blog\s+posts?|stor(?:y|ies)|"
                       r"(?<!capital )(?<!lowercase )(?<!uppercase )(?<!case )(?<!small )(?<!all )(?<!the )letters?(?!\s+[a-z]\b)|poems?|songs?|lyrics|reviews?|critiques?|"
                       r"(?<!-)speech(?:es)?(?!\s+(?:bubbles?|therap|recogni|synthes|apps?\b))|reports?|proposals?|pitch(?:es)?|decks?|e-?mails?|descriptions?|scripts?|"
-                      r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|ads?(?!\s+hoc)|advertisements?|expand(?:ing)?\s+on|"
+                      r"raps?|newsletters?|memos?|biograph(?:y|ies)|rubrics?|blurbs?|ads?(?!\s+hoc)|advertisements?|expand(?:ing)?\s+on|"
                       r"elaborat(?:e|ing)\s+on)\b", re.I)
 # What follows a piece's name when it names the piece itself, not something else ("a speech therapy app", "a
 # song-writing course", "in a rap style"): the phrase ends.

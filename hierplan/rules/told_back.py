@@ -1,0 +1,71 @@
+"""The task's instructions said back inside the answer, and how a program takes them out.
+
+A small model writing an email asked to "keep it friendly, so nothing that sounds like a threat: leave out the words
+'lawyer' and 'fault'" may write "We get along fine and I want to keep it that way, so nothing that sounds like a
+threat or blame." into the email; asked for a reply "in a quote bubble, so the very first character ... needs to be a
+double quote mark", it may say so in the obituary. Those sentences are the user's instructions to the writer, not
+part of the piece. The sentences of the task that state a requirement are the ones a reader reads one from
+(rules.instructions); an answer's sentence of at least MIN_TOLD_WORDS words most of whose word 4-grams
+(TOLD_SHARE) are one such sentence's is said back. A program drops it (``drop_told_back``); what the task asks the
+answer to contain (the request said back, a given opening or ending) is never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from hierplan.rules.text import words
+
+MIN_TOLD_WORDS = 6
+TOLD_SHARE = 0.6
+_GRAM = 4
+# A sentence ends after its stop and before the next one's capital or quote mark.
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[*])")
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END_RE.split(" ".join(text.split())) if s.strip()]
+
+
+def _grams(text: str) -> set[tuple[str, ...]]:
+    tokens = [w.lower() for w in words(text)]
+    return {tuple(tokens[i:i + _GRAM]) for i in range(len(tokens) - _GRAM + 1)}
+
+
+def told_back(sentence: str, said: Iterable[str]) -> bool:
+    """Whether ``sentence`` of the answer is one of the task's instruction sentences (``said``) said back."""
+    if len(words(sentence)) < MIN_TOLD_WORDS:
+        return False
+    grams = _grams(sentence)
+    return bool(grams) and any(len(grams & _grams(s)) >= TOLD_SHARE * len(grams) for s in said)
+
+
+def _asked(text: str, asked: Iterable[str]) -> str:
+    for phrase in asked:
+        text = text.replace(phrase, " ")
+    return text
+
+
+def told_back_sentences(text: str, instruction: dict[str, Any]) -> list[str]:
+    """The answer's sentences that say the task's instructions back, outside what the task asks it to contain."""
+    found = []
+    for line in _asked(text, instruction.get("asked", ())).splitlines():
+        found += [s for s in sentences(line) if told_back(s, instruction["said"])]
+    return found
+
+
+def drop_told_back(text: str, instruction: dict[str, Any]) -> str:
+    """``text`` less its sentences that say the task's instructions back (a line left empty goes too); the text
+    as it was when there are none."""
+    told = set(told_back_sentences(text, instruction))
+    if not told:
+        return text
+    out = []
+    for line in text.split("\n"):
+        kept = [s for s in sentences(line) if s not in told]
+        if len(kept) == len(sentences(line)):
+            out.append(line)
+        elif kept:
+            out.append(re.match(r"\s*", line).group(0) + " ".join(kept))
+    return "\n".join(out)

@@ -1,0 +1,43 @@
+"""The task's instructions said back inside the answer (rules.told_back), checked on every answer and dropped by
+program."""
+
+from hierplan.rules.checks import problem, repair_by_program
+from hierplan.rules.instructions import always, read_instructions
+
+TASK = ("Write a note to my landlord about the broken heater in the kitchen. We get on well, so keep it warm and "
+        "polite: don't use the words \"demand\" or \"urgent\" anywhere. End with a P.S. thanking him for the new "
+        "windows.")
+ANSWER = ("Dear Mr. Ortiz,\n\nThe heater in the kitchen stopped working on Sunday. We get on well, so keep it warm "
+          "and polite. Could you send someone this week?\n\nBest,\nAna\n\nP.S. Thank you for the new windows.")
+
+
+def _told(task):
+    return next(i for i in always(task) if i["kind"] == "told_back")
+
+
+def test_the_sentences_that_state_requirements_are_the_ones_not_to_say_back():
+    told = _told(TASK)
+    assert told["said"] == ['We get on well, so keep it warm and polite: don\'t use the words "demand" or "urgent" '
+                            'anywhere.', "End with a P.S. thanking him for the new windows."]
+    assert all(i["kind"] != "told_back" for i in always("Write a note to my landlord about the heater."))
+
+
+def test_an_instruction_said_back_is_a_problem_and_a_program_drops_it():
+    told = _told(TASK)
+    assert "says the task's instructions back" in problem(told, ANSWER)
+    fixed = repair_by_program([*read_instructions(TASK), *always(TASK)], ANSWER)
+    assert "keep it warm and polite" not in fixed
+    assert "The heater in the kitchen stopped working on Sunday. Could you send someone this week?" in fixed
+    assert fixed.endswith("P.S. Thank you for the new windows.") and problem(told, fixed) is None
+
+
+def test_the_tasks_facts_and_the_phrases_it_asks_for_are_not_instructions_said_back():
+    told = _told(TASK)
+    # the task's facts, said in the answer, are the answer's
+    assert problem(told, "The heater in the kitchen is broken, and we would be glad of a repair soon.") is None
+    # a sentence that only asks for things to mention holds the answer's content
+    mention = "Write about the old pier. Mention the wooden roller coaster at Brighton by name."
+    assert all(i["kind"] != "told_back" for i in always(mention))
+    task = "Repeat my request word for word first, then answer.\n\nWrite two lines about rain and keep it under 20 words."
+    request = "Write two lines about rain and keep it under 20 words."
+    assert problem(_told(task), request + "\n\nRain taps the glass,\nthe garden drinks.") is None
