@@ -21,6 +21,7 @@ ENGLISH = ("Dear neighbours, we warmly invite you to our summer party in the gar
     ("Describe a market using only the Swahili language.", "Swahili"),
     ("Write me a short story in Portuguese.", "Portuguese"),
     ("Tell me a joke about ferries. Swahili only, please, no other language.", "Swahili"),
+    ("Write a get-well note for my neighbour. Just the Portuguese please, no English version.", "Portuguese"),
 ])
 def test_the_language_asked_for_is_read(task, language):
     assert read_language(task)["language"] == language
@@ -38,6 +39,8 @@ def test_the_language_asked_for_is_read(task, language):
     "Write a resume for someone with a degree in Chinese.",
     "Write about a character who only speaks in Spanish.",
     "Write a poem with the title in French.",
+    "My aunt speaks just Spanish and a bit of French. Write me a story about her garden.",
+    "Write the menu in English, with just the French names of the cheeses in brackets.",
 ])
 def test_no_language_is_read_where_the_answer_is_asked_for_in_none(task):
     assert read_language(task) is None
