@@ -408,6 +408,8 @@ def test_a_count_of_sections_to_highlight_is_of_marked_passages_not_headings():
 def test_a_cover_letter_is_a_piece_not_a_request_to_cover_a_letter():
     assert read_instructions("Write a cover letter for a rally organizer job.") == []
     assert read_instructions("Could you write the back-cover text for my novel about a lighthouse?") == []
+    assert read_instructions("Keep the caps to two words, and that includes acronyms like FYI.") == []
+    assert read_instructions("Write a memo that includes the budget.") == [{"kind": "mentions", "term": "budget"}]
     assert read_instructions("Write a memo covering pay and leave.") == [{"kind": "mentions", "term": "pay"},
                                                                           {"kind": "mentions", "term": "leave"}]
 

@@ -55,8 +55,11 @@ _END_QUESTION_RE = re.compile(r"\bend(?:s|ing)?\s+(?:it\s+|(?:the|your)\s+\w+\s+
                               r"question)", re.I)
 _PYTHON_BLOCK_RE = re.compile(r"```\s*python|\bpython\s+(?:code\s+)?block\b|\bcode\s+block\b.*\bpython\b|"
                               r"\bpython\b.*\bcode\s+block\b", re.I | re.S)
-# "cover" as a verb, not the noun of "a cover letter" or "the back-cover blurb"
-_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|includes|including|(?<!-)cover(?!\s+letters?\b)|covering|"
+# "cover" as a verb, not the noun of "a cover letter" or "the back-cover blurb"; "includes" asked, not said of
+# something ("two all-caps words at most, and that includes acronyms like FYI"; "a memo that includes the budget"
+# asks for it)
+_MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|(?<!and that )(?<!, which )includes|including|"
+                         r"(?<!-)cover(?!\s+letters?\b)|covering|"
                          # "use the word 'total'", not "use the oven"
                          r"(?:use|uses|using)(?=\s+(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?|keywords?)\s*:?\s*"
                          r"['\"\u201c\u2018]))\s+"
