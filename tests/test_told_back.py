@@ -12,7 +12,7 @@ ANSWER = ("Dear Mr. Ortiz,\n\nThe heater in the kitchen stopped working on Sunda
 
 
 def _told(task):
-    return next(i for i in always(task) if i["kind"] == "told_back")
+    return next(i for i in always(task, read_instructions(task)) if i["kind"] == "told_back")
 
 
 def test_the_sentences_that_state_requirements_are_the_ones_not_to_say_back():
@@ -25,7 +25,7 @@ def test_the_sentences_that_state_requirements_are_the_ones_not_to_say_back():
 def test_an_instruction_said_back_is_a_problem_and_a_program_drops_it():
     told = _told(TASK)
     assert "says the task's instructions back" in problem(told, ANSWER)
-    fixed = repair_by_program([*read_instructions(TASK), *always(TASK)], ANSWER)
+    fixed = repair_by_program([*read_instructions(TASK), *always(TASK, read_instructions(TASK))], ANSWER)
     assert "keep it warm and polite" not in fixed
     assert "The heater in the kitchen stopped working on Sunday. Could you send someone this week?" in fixed
     assert fixed.endswith("P.S. Thank you for the new windows.") and problem(told, fixed) is None

@@ -88,8 +88,8 @@ def first_check(task: str, draft: str, requirements: list[dict] | None = None) -
     """(the check of the aggregator's draft, the answer to keep: the draft, or the draft as repaired by program
     when that breaks fewer instructions). ``requirements``: what read_requirements read from the task (a run
     without it, e.g. one checkpointed before that node existed, reads the task's words by rule here)."""
-    instructions = [*(read_instructions(task) if requirements is None else requirements),
-                    *always(task, requirements or ())]
+    read = read_instructions(task) if requirements is None else requirements
+    instructions = [*read, *always(task, read)]
     draft = drop_chat_frame(draft, instructions)  # no part of the answer, whatever the checks find
     draft_problems = answer_problems(instructions, draft, task)
     kept, kept_problems = draft, draft_problems

@@ -33,9 +33,12 @@ def _without_leading_copy(text: str, request: str) -> str:
     """``text`` less a copy of the request at its top, behind a label or quotes ("Request: ...", "> ..."), so the
     request put first is not said twice."""
     at = text.lower().find(request.lower(), 0, REQUEST_LABEL_CHARS + len(request))
-    if at < 0 or re.search(r"\w", text[:at]) and not re.fullmatch(r"[^\n]{0,%d}:\s*[\"'\u201c>*_]*" % REQUEST_LABEL_CHARS,
-                                                             text[:at]):
+    if at < 0:
         return text
+    before = text[:at]
+    labelled = re.fullmatch(r"[^\n]{0,%d}:\s*[\"'\u201c>*_]*" % REQUEST_LABEL_CHARS, before)
+    if re.search(r"\w", before) and not labelled:
+        return text  # the request's words inside the answer's own sentence
     rest = text[at + len(request):]
     return rest.lstrip("\"'\u201d*_ \t")
 

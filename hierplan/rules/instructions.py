@@ -68,24 +68,6 @@ _MENTION_RE = re.compile(r"\b(?:mention|mentions|mentioning|include|(?<!and that
 ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
 
 
-def always(task: str, requirements: Iterable[dict[str, Any]] = ()) -> tuple[dict[str, Any], ...]:
-    """The instructions checked on every answer (ALWAYS), as they hold for ``task``: in verse asked to be written
-    (a song, a shanty, a poem) a refrain says its lines again by design, so only a loop is a repeat there; and where
-    the task states requirements, its sentences that state them (read by the patterns, or holding the quote of one
-    the model read: ``requirements``) are not said back in the answer (rules.told_back), outside the phrases the
-    task asks the answer to contain."""
-    checked = ALWAYS
-    if VERSE_PIECE_RE.search(task):
-        checked = tuple({**i, "refrain": True} if i["kind"] == "no_repeats" else i for i in checked)
-    quotes = [r["quote"].lower() for r in requirements if r.get("quote")]  # where the model read one
-    # a sentence that only asks for things to mention is about the answer's content, which the answer may say
-    said = [s for s in sentences(task) if any(i["kind"] != "mentions" for i in read_instructions(s))
-            or any(q in s.lower() for q in quotes)]
-    if said:
-        asked = [i["text"] for i in read_instructions(task)
-                 if i["kind"] in ("repeat_request", "ends_with", "begins_with") and i.get("text")]
-        checked = (*checked, {"kind": "told_back", "said": said, "asked": asked})
-    return checked
 # A count of sections to highlight, italicise or bold is of marked passages, not of headings.
 _MARKED_BEFORE_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold|mark)\w*\b[^.!?\n]*$", re.I)
 _EACH_RE = re.compile(r"\beach\b", re.I)
@@ -211,6 +193,27 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
     counted = {f["word"].lower() for f in form if f["kind"] == "word_times"}
     found = [f for f in found if f["kind"] != "mentions" or f["term"].split()[0].lower() not in counted]
     return _unique(found + form)
+
+
+def always(task: str, read: Iterable[dict[str, Any]] = ()) -> tuple[dict[str, Any], ...]:
+    """The instructions checked on every answer (ALWAYS), as they hold for ``task``: in verse asked to be written
+    (a song, a shanty, a poem) a refrain says its lines again by design, so only a loop is a repeat there; and where
+    the task states requirements, its sentences that state them (read by the patterns, or holding the quote of one
+    the model read) are not said back in the answer (rules.told_back), outside the phrases the task asks the answer
+    to contain. ``read``: the requirements already read from the task (read_requirements' list)."""
+    read = list(read)
+    checked = ALWAYS
+    if VERSE_PIECE_RE.search(task):
+        checked = tuple({**i, "refrain": True} if i["kind"] == "no_repeats" else i for i in checked)
+    quotes = [r["quote"].lower() for r in read if r.get("quote")]  # where the model read one
+    # a sentence that only asks for things to mention is about the answer's content, which the answer may say
+    said = [s for s in sentences(task) if any(i["kind"] != "mentions" for i in read_instructions(s))
+            or any(q in s.lower() for q in quotes)]
+    if said:
+        asked = [i["text"] for i in read
+                 if i["kind"] in ("repeat_request", "ends_with", "begins_with") and i.get("text")]
+        checked = (*checked, {"kind": "told_back", "said": said, "asked": asked})
+    return checked
 
 
 def _unique(instructions: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -45,8 +45,8 @@ _LANGUAGE_RES = (
                r"(?:written\s+)?(?:entirely\s+|only\s+|all\s+|wholly\s+)?" + _IN + _AFTER, re.I),
     # "in German only", "only in Italian", "entirely in Hindi", "Swahili only", "just the Spanish please"
     re.compile(r"\b(?:only|entirely|solely|wholly|exclusively)\s+" + _IN + r"\b|" + _IN + r"\s+only\b|\b" + _NAME
-               + r"\s+only\b|(?<!speak )(?<!speaks )(?<!know )\bjust\s+(?:the\s+|in\s+)?" + _NAME + r"\b(?!\s+(?:word|name|term|phrase|version|translation)s?\b)",
-               re.I),
+               + r"\s+only\b|(?<!speak )(?<!speaks )(?<!know )\bjust\s+(?:the\s+|in\s+)?" + _NAME
+               + r"\b(?!\s+(?:word|name|term|phrase|version|translation)s?\b)", re.I),
     # "using only the Punjabi language", "the language should be French"
     re.compile(r"\b(?:using|use)\s+(?:only\s+)?(?:the\s+)?" + _NAME + r"\s+language\b|\blanguages?\s*(?:is|should\s+"
                r"be|must\s+be|:)\s*" + _NAME + r"\b", re.I),
