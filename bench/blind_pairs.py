@@ -16,6 +16,9 @@ correctness, completeness, usefulness) and ignoring the form instructions (case,
 ``only_phrase``: replies that are only a required phrase or the request copied back; ``wrong_kind``: replies that
 are a different kind of piece than asked (a letter where a story was asked). ``tally`` unblinds and counts.
 
+``tally --split RECORDS`` also counts the verdicts apart for the prompts where hierplan's reply is its draft
+(no rewrite: its ``instruction_check`` has no rounds) and where a program or the model rewrote it.
+
 ``--against`` pairs the model alone's replies with its replies in a second run (``direct-again``): two samples of
 one system, so whatever "better" the reader finds there is the floor of noise (sampling and reading) under a
 comparison of two systems.
@@ -72,7 +75,7 @@ def make(records_path: Path, out: Path, against: Path | None = None) -> int:
     return 0
 
 
-def tally(out: Path) -> int:
+def tally(out: Path, split: Path | None = None) -> int:
     key = {int(k): v for k, v in json.loads((out / "key.json").read_text()).items()}
     judged = read_records(out / "judgments.jsonl")
     systems = sorted({system for letters in key.values() for system in letters.values()})
@@ -88,6 +91,16 @@ def tally(out: Path) -> int:
             for letter in j.get(flag) or []:
                 flagged[letters[letter]][flag] += 1
     n = len(judged)
+    if split is not None:
+        rewritten = {r["row"]: bool((r.get("instruction_check") or {}).get("revisions"))
+                     for r in read_records(split) if r["system"] == "hierplan"}
+        by_round: dict[bool, Counter] = {False: Counter(), True: Counter()}
+        for j in judged:
+            letters = key[int(j["row"])]
+            by_round[rewritten.get(int(j["row"]), False)]["tie" if j["better"] == "tie" else letters[j["better"]]] += 1
+        for was, label in ((False, "hierplan's draft kept"), (True, "hierplan's reply rewritten")):
+            print(f"{label}: " + ", ".join(f"{s} better {by_round[was][s]}" for s in systems)
+                  + f", tie {by_round[was]['tie']}")
     print(f"{n} pairs judged: " + ", ".join(f"{s} better {verdicts[s]}" for s in systems) + f", tie {verdicts['tie']}")
     for s in systems:
         mean = sum(substance[s]) / len(substance[s]) if substance[s] else float("nan")
@@ -105,8 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--against", type=Path, help="a second run's records: pair the model alone with itself")
     t = sub.add_parser("tally")
     t.add_argument("out", type=Path)
+    t.add_argument("--split", type=Path, help="the run's records: verdicts apart for drafts kept and rewrites")
     args = p.parse_args(argv)
-    return make(args.records, args.out, args.against) if args.command == "make" else tally(args.out)
+    return make(args.records, args.out, args.against) if args.command == "make" else tally(args.out, args.split)
 
 
 if __name__ == "__main__":

@@ -39,8 +39,8 @@ def node_of(messages: list[BaseMessage], graph_node: str | None = None) -> str:
         return "aggregator"
     if system == prompts.REVISE_SYSTEM:
         return "reviser"
-    if system == prompts.PLAIN_SYSTEM:
-        return "plain_answer"
+    if system == prompts.PLAIN_SYSTEM:  # one piece's draft, or an answer that was no piece answered anew
+        return "aggregator" if graph_node == "aggregator" else "plain_answer"
     if system == prompts.PARTS_SYSTEM:
         return "reviser_parts"
     if system == prompts.REPLANNER_SYSTEM:

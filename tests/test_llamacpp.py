@@ -164,7 +164,8 @@ class FlakyEngine:
         from hierplan.nodes import prompts
 
         system = request["messages"][0]["content"]
-        if not self.failed and system in (prompts.AGGREGATOR_SYSTEM, prompts.AGGREGATOR_WRITING_SYSTEM):
+        if not self.failed and system in (prompts.AGGREGATOR_SYSTEM, prompts.AGGREGATOR_WRITING_SYSTEM,
+                                             prompts.PLAIN_SYSTEM):  # a piece's draft is asked plainly
             self.failed = True
             raise EngineError("llama.cpp failed a request (500 server_error): simulated")
 

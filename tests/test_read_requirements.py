@@ -35,9 +35,11 @@ def test_a_requirement_only_the_model_read_is_checked_and_revised():
                                     "quote": "make sure the word sourdough is in there"}]
     assert out["instruction_check"]["draft_problems"] == ["it does not mention sourdough"]
     assert out["instruction_check"]["ok"] and out["final"].endswith("Try the sourdough.")
-    # the writer was told what the reply must have
+    # the draft was asked as the person asked it; the reviser was told what it missed
     aggregator = next(c for c in model.calls if c["node"] == "aggregator")
-    assert "- mentions sourdough" in aggregator["messages"][1].content
+    assert aggregator["messages"][1].content == task
+    reviser = next(c for c in model.calls if c["node"] == "reviser")
+    assert "- it does not mention sourdough" in reviser["messages"][1].content
 
 
 def test_a_rewrite_that_drops_the_piece_is_not_kept_whatever_it_fixes():
@@ -77,8 +79,7 @@ def test_a_case_for_the_whole_reply_is_applied_by_program_and_not_asked_of_the_w
             "from all your staff (that's me).")
     model, out = run(task, {"aggregator": [poem], "reviser": [poem + "\nYour whiskers twitch at every dream."]})
     aggregator = next(c for c in model.calls if c["node"] == "aggregator")["messages"][1].content
-    assert "lowercase" not in aggregator.split("Task:")[1].split("\n", 1)[1]  # not listed as the writer's to do
-    assert "letter case the task asks for is applied to your reply afterwards" in aggregator
+    assert aggregator == task  # one piece is drafted as asked; the program applies the case after
     reviser = next(c for c in model.calls if c["node"] == "reviser")["messages"][1].content
     assert "applied to your reply afterwards" in reviser and "does not mention whiskers" in reviser
     assert out["instruction_check"]["ok"] and out["final"] == out["final"].lower()
@@ -86,10 +87,14 @@ def test_a_case_for_the_whole_reply_is_applied_by_program_and_not_asked_of_the_w
 
 
 def test_a_task_without_a_case_is_told_nothing_of_case():
-    task = "Write a short poem about my cat Pepper for her birthday card, and include the word whiskers."
-    model, out = run(task, {"aggregator": ["Whiskers and paws, " + POST]})
-    aggregator = next(c for c in model.calls if c["node"] == "aggregator")["messages"][1].content
-    assert "letter case" not in aggregator and "- mentions whiskers" in aggregator
+    from hierplan.nodes.aggregator import requirements_note
+    from hierplan.nodes.revise import revise_messages
+
+    # the writer of a plan the model wrote, and the reviser
+    note = requirements_note([{"kind": "mentions", "term": "whiskers"}])
+    assert "letter case" not in note and "- mentions whiskers" in note
+    assert "letter case" not in revise_messages("Write a poem.", ["it does not mention whiskers"],
+                                                [{"kind": "mentions", "term": "whiskers"}])[1].content
 
 
 def test_a_case_the_program_applies_is_kept_even_where_it_breaks_a_marker_as_the_draft_did():

@@ -24,17 +24,28 @@ def test_a_copy_of_the_request_at_the_top_is_not_said_twice():
     assert fix_form([request], said) == request["text"] + "\n\n" + said
 
 
-def _writer_prompt(plan_source):
+def _writer_messages(plan_source):
     from hierplan.nodes.aggregator import aggregator_messages
     from hierplan.rules.plan import whole_task_plan
 
     task = "Write a short story about a lost kite for my niece. Give it a title in << >>."
     state = {"task": task, "kind": "writing", "plan": whole_task_plan(task, "writing", [{"kind": "title"}]),
              "plan_source": plan_source, "results": [], "requirements": [{"kind": "title"}]}
-    return aggregator_messages(state)[1].content
+    return task, aggregator_messages(state)
 
 
-def test_a_plan_written_by_rule_shows_the_writer_no_goal_and_the_title_as_the_first_line():
-    by_rule, by_model = _writer_prompt("rule"), _writer_prompt("model")
-    assert "Goal:" not in by_rule and "Goal: Write a short story" in by_model
-    assert "on its own first line, then the whole piece below it" in by_rule
+def test_one_piece_planned_by_rule_is_drafted_as_the_person_asked_it():
+    from hierplan.nodes import prompts
+
+    task, (system, user) = _writer_messages("rule")
+    # no plan, no requirements listed, no "Task:" frame: the checks after the draft hold its form
+    assert system.content == prompts.PLAIN_SYSTEM and user.content == task
+
+
+def test_a_plan_the_model_wrote_shows_the_writer_its_goal_and_the_title_as_the_first_line():
+    from hierplan.nodes import prompts
+
+    _, (system, user) = _writer_messages("model")
+    assert system.content == prompts.AGGREGATOR_WRITING_SYSTEM
+    assert "Goal: Write a short story" in user.content
+    assert "on its own first line, then the whole piece below it" in user.content

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from hierplan.config import AGGREGATOR_CONTEXT_CHARS, SamplingConfig
 from hierplan.graph.state import AgentState
 from hierplan.nodes import prompts
-from hierplan.nodes.context import asked, aggregator_results, artifacts_note, format_results
+from hierplan.nodes.context import asked, aggregator_results, artifacts_note, format_results, plain_messages
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
@@ -33,6 +33,11 @@ def requirements_note(requirements: list[dict]) -> str:
 
 def aggregator_messages(state: AgentState) -> list:
     results = state.get("results") or []
+    if state["kind"] != NUMERIC and state.get("plan_source") == "rule":
+        # One piece of writing, planned by rule: drafted as the person asked it, so that the checks that follow
+        # change only what breaks the task's instructions. Told the task as "Task:" with its requirements listed,
+        # the draft read worse than the model's plain reply where no check changed it (bench/notes/eval-notebook.md).
+        return plain_messages(asked(state))
     if state["kind"] != NUMERIC:
         # a step left to the final answer (tool "none") is no material: shown, a small model copied its
         # instruction as the reply
@@ -41,8 +46,7 @@ def aggregator_messages(state: AgentState) -> list:
         return [SystemMessage(prompts.AGGREGATOR_WRITING_SYSTEM),
                 HumanMessage(prompts.AGGREGATOR_WRITING_USER.format(
                     notes=prompts.AGGREGATOR_WRITING_NOTES.format(results=notes.strip()) if notes.strip() else "",
-                    goal=("" if state.get("plan_source") == "rule"
-                          else prompts.AGGREGATOR_WRITING_GOAL.format(goal=state["plan"]["goal"])),
+                    goal=prompts.AGGREGATOR_WRITING_GOAL.format(goal=state["plan"]["goal"]),
                     task=asked(state),
                     requirements=requirements_note(state.get("requirements") or [])))]
     if not computations(results):

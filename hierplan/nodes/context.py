@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from langchain_core.messages import HumanMessage, SystemMessage
+
 from hierplan.config import STEP_CONTEXT_CHARS, TOOL_DESCRIPTION_CHARS
 from hierplan.graph.state import (AgentState, LlmStepsPayload, MemoryDict, PlanDict, ResultDict, StepDict,
                                   StepPayload, TurnDict)
@@ -15,6 +17,12 @@ from hierplan.rules.conversation import shown_memories, shown_turns
 def file_names(state: AgentState) -> list[str]:
     """The names of the user's files the run has (none: an empty list)."""
     return [f["name"] for f in state.get("files") or []]
+
+
+def plain_messages(task: str) -> list:
+    """The task alone, as a person asks a chat model: no plan, none of the checks' findings, no requirements
+    listed (the draft of one piece of writing, and plain_answer)."""
+    return [SystemMessage(prompts.PLAIN_SYSTEM), HumanMessage(task)]
 
 
 def truncate(text: str, limit: int) -> str:

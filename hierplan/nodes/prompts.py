@@ -213,8 +213,7 @@ The reply is the finished answer itself: do not mention the plan, its steps or t
 Follow every instruction of the task exactly: its form (bullet points, numbered steps, headings, code blocks), its length, and the words it asks for or forbids."""
 AGGREGATOR_WRITING_USER = """{notes}{goal}Task: {task}
 {requirements}Write the reply to this task now."""
-# A plan the model wrote: its goal. A plan written by rule has none to show, its goal being the task's first
-# sentence cut short: shown, a cut before "<<" ended many drafts on their title.
+# The goal of a plan the model wrote (one piece planned by rule is drafted plainly: nodes.aggregator).
 AGGREGATOR_WRITING_GOAL = "Goal: {goal}\n"
 AGGREGATOR_WRITING_NOTES = """Notes from the plan's steps:
 {results}
@@ -236,8 +235,8 @@ What the previous answer got wrong:
 {case}
 Write the new answer to the task."""
 
-# The task answered plainly (the plain_answer node), where rewrites told what the answer broke left it no piece at
-# all: the request as a person asks a chat model, nothing of the checks.
+# The task answered plainly: the request as a person asks a chat model, nothing of the checks. The draft of one
+# piece of writing planned by rule (the aggregator), and the plain_answer node, where an answer is no piece at all.
 PLAIN_SYSTEM = "You are a helpful assistant. Reply to the user's request in full."
 
 # Parts of the answer written alone under the grammar (the reviser node, nodes.revise.parts_messages): a list, the
@@ -279,10 +278,10 @@ Unfinished steps: {pending}"""
 
 # The read_requirements node: the task's requirements about its answer, as a checklist under the grammar
 # (schema.Checklist). Each item quotes the task first, so rules.checklist can keep only what the task bears out.
-READ_REQUIREMENTS_SYSTEM = """You read a task and list the requirements it states about the form of its answer: length, the case of the letters, words or letters to use or avoid, how the answer begins or ends, its parts (bullet points, numbered items, headings, highlighted parts, placeholders in square brackets, a title in << >>, a postscript), a format (JSON, the whole answer in double quotes, no commas), or the request copied word for word before the answer.
+READ_REQUIREMENTS_SYSTEM = """You read a task and list the requirements it states about the form of its answer: length, the case of the letters, how many words are in all capital letters, words or letters to use or avoid, how the answer begins or ends, its parts (bullet points, numbered items, headings, highlighted parts, placeholders in square brackets, a title in << >>, a postscript), a format (JSON, the whole answer in double quotes, no commas), or the request copied word for word before the answer.
 For each requirement give:
 - quote: the task's own words that state it, copied exactly;
-- kind: lowercase, uppercase, no_commas, word_count, sentence_count, bullet_count, numbered_count, heading_count, highlight_count, placeholder_count, title, postscript, starts_with, ends_with, forbidden_word, required_word, word_frequency, letter_frequency, json, quoted or repeat_request;
+- kind: lowercase, uppercase, no_commas, word_count, sentence_count, bullet_count, numbered_count, heading_count, highlight_count, placeholder_count, title, postscript, starts_with, ends_with, forbidden_word, required_word, word_frequency, letter_frequency, caps_word_count, json, quoted or repeat_request;
 - number: the count the task gives, if any;
 - bound: "at least", "at most" or "exactly" for a count;
 - text: the exact word, phrase, letter or marker it names, if any.

@@ -44,7 +44,7 @@ from hierplan.config import (CHARS_PER_TOKEN, MAX_GRAMMAR_LIST_ITEMS, MAX_REVISI
                              SamplingConfig)
 from hierplan.graph.state import AgentState, InstructionCheckDict, InstructionRoundDict
 from hierplan.nodes import prompts
-from hierplan.nodes.context import asked
+from hierplan.nodes.context import asked, plain_messages
 from hierplan.nodes.events import emit
 from hierplan.nodes.model_call import invoke_model, invoke_structured
 from hierplan.options import RunOptions, run_options
@@ -188,11 +188,6 @@ def parts_messages(task: str, answer: str, parts: list[dict]) -> list:
             asked.append(prompts.PART_REQUESTS["items"].format(count=count))
     return [SystemMessage(prompts.PARTS_SYSTEM),
             HumanMessage(prompts.PARTS_USER.format(task=task, answer=answer, parts="\n".join(f"- {a}" for a in asked)))]
-
-
-def plain_messages(task: str) -> list:
-    """The task alone, as a person asks a chat model: none of the checks' findings, no requirements listed."""
-    return [SystemMessage(prompts.PLAIN_SYSTEM), HumanMessage(task)]
 
 
 def make_plain_answer(model: BaseChatModel, base: SamplingConfig):
