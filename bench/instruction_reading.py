@@ -31,7 +31,7 @@ KINDS = {
     "length_constraints:number_sentences": "sentences", "keywords:frequency": "word_times",
     "keywords:letter_frequency": "letter_times", "length_constraints:number_words": "words",
     "keywords:forbidden_words": "avoid_word", "detectable_format:number_bullet_lists": "bullets",
-    "language:response_language": "language",
+    "language:response_language": "language", "change_case:capital_word_frequency": "caps_words",
 }
 
 

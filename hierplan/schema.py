@@ -223,7 +223,8 @@ StepResult = record_model(ResultDict, "StepResult", {
 RequirementKind = Literal[
     "lowercase", "uppercase", "no_commas", "word_count", "sentence_count", "bullet_count", "numbered_count",
     "heading_count", "highlight_count", "placeholder_count", "title", "postscript", "starts_with", "ends_with",
-    "forbidden_word", "required_word", "word_frequency", "letter_frequency", "json", "quoted", "repeat_request"]
+    "forbidden_word", "required_word", "word_frequency", "letter_frequency", "caps_word_count", "json", "quoted",
+    "repeat_request"]
 Bound = Literal["at least", "at most", "exactly"]
 MAX_REQUIREMENTS = 6
 MAX_QUOTE_CHARS = 160

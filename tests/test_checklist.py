@@ -177,3 +177,12 @@ def test_a_request_to_repeat_the_task_is_read_with_the_request_it_points_to():
 ])
 def test_a_repeat_the_task_does_not_ask_for_is_dropped(task, quote):
     assert grounded(item("repeat_request", quote), task) is None
+
+
+def test_a_count_of_words_in_capitals_read_by_the_model_is_kept_where_the_quote_counts_words():
+    task = "Write the sign for the pool. Keep it calm, with two all-caps words at most."
+    got = grounded(item("caps_word_count", "two all-caps words at most", 2, "at most"), task)
+    assert {k: got[k] for k in ("kind", "min", "max")} == {"kind": "caps_words", "min": None, "max": 2}
+    # a quote that counts no words is no such count; nor is a case for the whole answer one
+    assert grounded(item("caps_word_count", "Keep it calm", 2, "at most"), task) is None
+    assert grounded(item("uppercase", "two all-caps words at most"), task) is None

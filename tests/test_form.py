@@ -392,3 +392,38 @@ def test_two_responses_written_as_two_labelled_parts_are_separated_by_program():
 def test_an_answer_that_is_not_two_parts_is_left_to_the_reviser():
     for draft in ("Here are two ideas:\n- one\n- two", "- one\n- two\n- three", "Just one reply."):
         assert fix_form([{"kind": "two_responses"}], draft) == draft
+
+
+@pytest.mark.parametrize("task, spec", [
+    ("Write the staff memo. No more than 3 words in all caps, please, it reads like shouting.", (None, 3)),
+    ("a short note for the fridge, two all-caps words at most", (None, 2)),
+    ("Make the flyer loud: use at least 4 words in capital letters.", (4, None)),
+    ("Write the chant and use all caps for at least 5 words so it pops.", (5, None)),
+    ("Don't put more than 2 words in uppercase.", (None, 2)),
+    ("Shout a bit: words in all caps should appear at least 6 times.", (6, None)),
+    ("Please limit the number of all-caps words to fewer than four.", (None, 3)),
+])
+def test_a_count_of_words_in_capitals_is_read_and_is_no_length(task, spec):
+    found = [i for i in read_instructions(task) if i["kind"] in ("caps_words", "words", "uppercase")]
+    assert found == [{"kind": "caps_words", "min": spec[0], "max": spec[1]}]
+
+
+@pytest.mark.parametrize("task", [
+    "Write a story of at most 200 words in all caps.",  # its length, and its case
+    "I want 3 to 5 words in capital letters.",          # a range: left unread rather than misread
+    "Write a poem with fewer than 5 capitalized words.",  # capitalized is not all caps
+])
+def test_a_length_or_an_unclear_count_is_no_count_of_words_in_capitals(task):
+    assert not [i for i in read_instructions(task) if i["kind"] == "caps_words"]
+
+
+def test_words_in_capitals_are_counted_and_those_past_the_limit_written_as_ordinary_words():
+    at_most = {"kind": "caps_words", "min": None, "max": 2}
+    memo = "URGENT: the lot closes FRIDAY. I said it before: NO parking on the grass.\n```\nSET MODE=ON\n```"
+    assert "3 words in all capital letters (URGENT, FRIDAY, NO)" in form_problem(at_most, memo)
+    fixed = fix_form([at_most], memo)
+    assert fixed == "URGENT: the lot closes FRIDAY. I said it before: No parking on the grass.\n```\nSET MODE=ON\n```"
+    assert form_problem(at_most, fixed) is None
+    at_least = {"kind": "caps_words", "min": 3, "max": None}
+    assert "at least 3 words in ALL CAPS" in form_problem(at_least, fixed)
+    assert fix_form([at_least], fixed) == fixed  # adding emphasis is the reviser's, not a program's

@@ -51,6 +51,7 @@ CUES: dict[str, tuple[str, ...]] = {
                       "phrase", "appear"),
     "word_frequency": ("time", "once", "twice"),
     "letter_frequency": ("letter",),
+    "caps_word_count": ("capital", "caps", "upper", "block letters"),
     "json": ("json",),
     "quoted": ("quot",),
     "repeat_request": ("repeat", "copy", "copied", "paste", "echo", "restate", "reproduce", "write out", "type out",
@@ -211,11 +212,14 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
     if kind in simple:
         return {"kind": simple[kind]}
     counts = {"word_count": ("words", None), "sentence_count": ("sentences", None),
+              "caps_word_count": ("caps_words", None),
               "bullet_count": ("bullets", "exactly"), "numbered_count": ("numbered", "exactly"),
               "heading_count": ("headings", "exactly")}
     if kind in counts:
         if kind == "word_count" and _counts_some_words(quote, task):
             return None  # "10 words in all capital letters" counts some words, not the answer's length
+        if kind == "caps_word_count" and not _COUNTED_WORDS_RE.search(quote):
+            return None  # a count of words in capitals says "N words" (or "N all-caps words")
         name, default = counts[kind]
         spec = None if n is None else _bounds(bound, n, quote, default)
         return None if spec is None else {"kind": name, **spec}
@@ -324,6 +328,8 @@ def describe(instruction: dict[str, Any]) -> str:
         return f"the word '{instruction['word']}' {_count(instruction, 'times')}"
     if kind == "letter_times":
         return f"the letter '{instruction['letter']}' {_count(instruction, 'times')}"
+    if kind == "caps_words":
+        return _count(instruction, "words in ALL CAPS")
     texts = {"avoid_word": "never the word '{word}'", "mentions": "mentions {term}", "begins_with": "begins with "
              "'{text}'", "ends_with": "ends with exactly '{text}'", "heading_text": "a heading '{text}'",
              "postscript": "a postscript starting with {marker}", "repeat_request": "the request repeated first, "

@@ -187,7 +187,7 @@ def program_cased(instructions: Iterable[dict[str, Any]]) -> bool:
 
 FORM_KINDS = ("lowercase", "uppercase", "no_commas", "quoted", "ends_with", "json", "title", "highlights",
               "placeholders", "postscript", "paragraphs", "sections", "two_responses", "sentences", "word_times",
-              "letter_times", "repeat_request")
+              "letter_times", "repeat_request", "caps_words")
 
 
 # A chat model's frame around the piece: an opening line that announces it ("Certainly! Here is the letter:") and
@@ -197,9 +197,12 @@ _FRAME_NOUNS = (r"(?:answer|response|reply|version|draft|rewrite|text|piece|lett
                 r"sonnet|song|lyrics|rap|story|essay|article|post|blog|speech|script|review|summary|description|"
                 r"list|outline|plan|proposal|pitch|report|memo|note|message|riddle|joke|slogan|tweet|ad|"
                 r"advertisement|itinerary|rubric|resume|cover\s+letter|(?:\w+\s+)?ideas?|(?:\w+\s+)?names?)")
-_OPENER_RE = re.compile(r"^\s*(?:(?:certainly|sure|of\s+course|absolutely|okay|ok)\s*[!,.]\s*)?"
-                        r"(?:here(?:'s|\s+is|\s+are)|below\s+is|below\s+are)\b[^\n]*\b" + _FRAME_NOUNS
-                        + r"\b[^\n]*:\s*$|^\s*(?:certainly|sure|of\s+course|absolutely|okay|ok)\s*[!,.]\s*$", re.I)
+_ASSENT = r"(?:certainly|sure|of\s+course|absolutely|okay|ok)\s*[!,.]\s*"
+_HERE = r"(?:here(?:'s|\s+is|\s+are)|below\s+is|below\s+are)\b"
+# An opening line that announces the piece: "Here's a haiku about rain:" names what it announces; after an assent
+# ("Certainly! Here's the back-cover blurb:") any piece is announced.
+_OPENER_RE = re.compile(r"^\s*(?:" + _ASSENT + ")?" + _HERE + r"[^\n]*\b" + _FRAME_NOUNS + r"\b[^\n]*:\s*$|"
+                        r"^\s*" + _ASSENT + _HERE + r"[^\n]*:\s*$|^\s*" + _ASSENT + "$", re.I)
 # A rule line that may set a frame off; *** is left alone (it separates paragraphs: rules.form_check).
 _RULE_RE = re.compile(r"^\s*(?:-{3,}|_{3,})\s*$")
 # A closing remark is about the request: it says how the answer meets it, in its first sentence.

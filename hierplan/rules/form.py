@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from hierplan.rules.text import LENGTH_BEFORE_RE
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
 
 # A count: digits, a number in words (rules.numbers), or "a"/"an"/"single" for one.
@@ -257,6 +258,27 @@ _RELATION_AFTER_RE = re.compile(r"\s*(?:(?P<most>at\s+(?:the\s+)?most|max(?:imum
                                 r"minimum|or\s+more)\b", re.I)
 _LETTER_TIMES_RE = re.compile(r"\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d\u2019]?\s+" + _TIMES_GAP + _RELATION
                               + r"?\s*" + _TIMES, re.I)
+# Words in capital letters counted: "no more than 3 words in all caps", "two all-caps words at most", "use all caps
+# for at least 4 words". A count before "words in all caps" after "of" ("a story of at most 200 words in all caps")
+# is the piece's length, with a case for all of it (rules.text.LENGTH_BEFORE_RE).
+_CAPS_WORDS = r"(?:all[\s-]?caps|upper[\s-]?case|capital[\s-]letter|block[\s-]capital)"
+_CAPS_IN = (r"(?:be\s+|are\s+)?(?:written\s+|typed\s+)?in\s+(?:all\s+)?(?:caps|capitals|capital\s+letters|upper[\s-]?case|"
+            r"block\s+capitals)\b")
+# "words with all capital letters should appear at least 10 times", "limit the number of all-caps words to 4"
+_CAPS_NOUN = (r"(?:words?\s+(?:with|in|written\s+in)\s+(?:all\s+)?(?:capital\s+letters|caps|capitals|upper[\s-]?case)|"
+              r"all[\s-]?caps\s+words?)")
+_CAPS_WORDS_RES = (
+    re.compile(r"\b" + _RELATION + r"\s+" + _N + r"\s+(?:words?\s+" + _CAPS_IN + r"|" + _CAPS_WORDS
+               + r"\s+words?\b)", re.I),
+    re.compile(r"\b()" + _N + r"\s+(?:words?\s+" + _CAPS_IN + r"|" + _CAPS_WORDS + r"\s+words?\b)", re.I),
+    re.compile(r"\b(?:all[\s-]?caps|capital\s+letters|capitals|upper[\s-]?case)\s+(?:for|on)\s+" + _RELATION + r"?\s*"
+               + _N + r"\s+words?\b", re.I),
+    re.compile(r"\b" + _CAPS_NOUN + r"\b[^.!?\n]{0,40}?\b(?:appear|occur|be\s+used|are\s+used)\w*\s+" + _RELATION
+               + r"?\s*" + _N + r"\s+times\b", re.I),
+    re.compile(r"\blimit\s+the\s+number\s+of\s+" + _CAPS_NOUN + r"\s+to\s+" + _RELATION + r"?\s*" + _N + r"\b", re.I),
+)
+MAX_CAPS_WORDS = 100
+"""A count of words in capitals above this is the piece's length ("300 words in all caps"), not a count of some."""
 _STOPWORDS = frozenset("should must to will would can appear appears occur in that the a an be is are of and or "
                        "you your it this which".split())
 
@@ -477,6 +499,24 @@ def _negated(task: str, m: re.Match) -> bool:
                                                              m.group(0), re.I))
 
 
+def _caps_words(task: str) -> dict[str, Any] | None:
+    """How many words in capital letters the answer may or must have, where the task counts them."""
+    for k, pattern in enumerate(_CAPS_WORDS_RES):
+        for m in pattern.finditer(task):
+            before = task[:m.start()]
+            if LENGTH_BEFORE_RE.search(before) or (k == 1 and re.search(_RELATION + r"\s+$", before, re.I)):
+                continue  # "a story of 200 words in all caps": its length; a bound before: the first pattern's
+            if k == 1 and re.search(r"(?:\bto|\bor|\band|-|\u2013)\s*$", before, re.I):
+                continue  # "3 to 5 words in capitals": a range, left unread rather than misread
+            relation, n = m.group(1), _num(m.group(2))
+            if n is None or n > MAX_CAPS_WORDS:
+                continue
+            if not relation and (after := _RELATION_AFTER_RE.match(task, m.end())):
+                relation = "at most" if after.group("most") else "at least"  # "two all-caps words at most"
+            return {"kind": "caps_words", **_times(relation, n, _negated(task, m))}
+    return None
+
+
 def _times(relation: str | None, n: int | None, negated: bool) -> dict[str, int | None]:
     """The bound of a count; under a negation it flips: "avoid the letter i more than twice" is at most 2."""
     if not negated:
@@ -530,6 +570,8 @@ def read_form(task: str) -> list[dict[str, Any]]:
             if relation is None and (after := _RELATION_AFTER_RE.match(task, m.end())):
                 relation = "at most" if after.group("most") else "at least"  # "two times at most"
             found.append({"kind": "word_times", "word": word, **_times(relation, n, _negated(task, m))})
+    if caps := _caps_words(task):
+        found.append(caps)
     for m in _LETTER_TIMES_RE.finditer(task):
         found.append({"kind": "letter_times", "letter": m.group(1).lower(),
                       **_times(m.group(2), _num(m.group(3) or m.group(4)), _negated(task, m))})

@@ -1,6 +1,7 @@
 """Checks of an answer against the form instructions rules.form reads (``form_problem``), and the fixes a program
 makes without losing anything (``fix_form``): lowercasing, uppercasing, removing commas, quoting, appending the
-asked ending, wrapping the text as a JSON string, putting the request asked to be repeated first. What a program
+asked ending, wrapping the text as a JSON string, putting the request asked to be repeated first, writing the words
+in capitals past the number allowed as ordinary words. What a program
 cannot fix is left to the reviser node, told exactly what is wrong.
 """
 
@@ -16,13 +17,42 @@ import json_repair
 from hierplan.rules.text import split_code
 
 PROGRAM_FIXES = ("paragraphs", "sections", "two_responses", "highlights", "ends_with", "no_commas", "json",
-                 "repeat_request", "lowercase", "uppercase", "quoted")
+                 "repeat_request", "caps_words", "lowercase", "uppercase", "quoted")
 """The form instructions fix_form applies, in this order (highlights before the ending is appended, so the
 ending stays as asked; the case changes after; the quotes go on last)."""
 HIGHLIGHT_MAX_WORDS = 25
 """A line's opening sentence longer than this is not highlighted whole (its first clause is)."""
 _HIGHLIGHT_RE = re.compile(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*")
 _LINE_START_RE = re.compile(r"^(\s*(?:[-+\u2022]|\d{1,3}[.)](?=\s))?\s*)(.*)$")
+
+
+# A word in capital letters: two letters or more, all capitals ("URGENT", "FYI"; not "I" or "A").
+_CAPS_WORD_RE = re.compile(r"(?<![^\W\d_])[^\W\d_a-z]{2,}(?![^\W\d_])")
+
+
+def caps_words(text: str) -> list[str]:
+    """The words of the prose written in capital letters, in order (code aside)."""
+    return [w for w in _CAPS_WORD_RE.findall(split_code(text)[0]) if w.isupper()]
+
+
+def _fewer_caps(text: str, most: int) -> str:
+    """``text`` with the words in capitals after the first ``most`` written as ordinary words ("URGENT" ->
+    "Urgent"), outside code: the words stay, only their case changes."""
+    seen = 0
+
+    def case(m: re.Match) -> str:
+        nonlocal seen
+        if not m.group(0).isupper():
+            return m.group(0)
+        seen += 1
+        return m.group(0) if seen <= most else m.group(0).capitalize()
+
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        out.append(line if fenced or line.lstrip().startswith("```") else _CAPS_WORD_RE.sub(case, line))
+    return "\n".join(out)
 
 
 REQUEST_LABEL_CHARS = 40
@@ -119,6 +149,13 @@ def form_problem(instruction: dict[str, Any], text: str) -> str | None:
         n = len(re.findall(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I))
         return None if _within(n, instruction) else (
             f"the word '{word}' appears {n} times; the task asks for {_wanted(instruction)}")
+    if kind == "caps_words":
+        found = caps_words(text)
+        if _within(len(found), instruction):
+            return None
+        said = f" ({', '.join(found[:6])})" if found else ""
+        return (f"it has {len(found)} words in all capital letters{said}; the task asks for {_wanted(instruction)} "
+                f"words in ALL CAPS")
     if kind == "letter_times":
         n = text.lower().count(instruction["letter"])
         return None if _within(n, instruction) else (
@@ -305,6 +342,8 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
         text = json.dumps(_as_json(text.strip()), ensure_ascii=False, indent=1)
     if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):
         text = repeat["text"] + "\n\n" + _without_leading_copy(text, repeat["text"]).lstrip()
+    if (caps := kinds.get("caps_words")) and caps.get("max") is not None and form_problem(caps, text):
+        text = _fewer_caps(text, caps["max"])
     if "lowercase" in kinds:
         text = _cased(text, str.lower)
     elif "uppercase" in kinds:

@@ -9,12 +9,15 @@ import re
 
 MAX_PROSE_LINES = 8
 PYTHON_LABELS = ("", "python", "py", "python3")
-# "3 words that start with q", "at least 10 words in all capital letters" after use / include / contain / have: a
-# count of some of the answer's words, not its length ("a story of at most 200 words in all caps" is its length).
+# "3 words that start with q", "at least 10 words in all capital letters": a count of some of the answer's words,
+# not its length ("a story of at most 200 words in all caps" is its length).
 _SOME_WORDS_AFTER_RE = re.compile(r"\s+(?:that\s+(?:start|starts|begin|begins|end|ends|rhyme)|starting\s+with|"
                                   r"beginning\s+with|ending\s+(?:with|in))\b", re.I)
 _CAPS_AFTER_RE = re.compile(r"\s+(?:(?:written\s+)?in\s+)?(?:all\s+)?(?:capital\s+letters|capitals|caps|"
                             r"upper[\s-]?case)\b", re.I)
+# "a story of at most 200 words in all caps", "in 50 words in capitals": the piece's length, its case for all of it.
+LENGTH_BEFORE_RE = re.compile(r"\b(?:of|in)\s+$", re.I)
+_CAPS_BEFORE_RE = re.compile(r"\b(?:all[\s-]?caps|capital\s+letters|capitals|upper[\s-]?case)\s+(?:for|on)\s+$", re.I)
 _HAVE_BEFORE_RE = re.compile(r"\b(?:use|uses|using|include|includes|including|contain|contains|containing|have|has|"
                              r"having)\b[^.!?\n]*$", re.I)
 
@@ -25,7 +28,11 @@ def some_words(text: str, start: int, end: int) -> bool:
     after = text[end:]
     if _SOME_WORDS_AFTER_RE.match(after):
         return True
-    return bool(_CAPS_AFTER_RE.match(after) and _HAVE_BEFORE_RE.search(text[max(0, start - 60):start]))
+    # "use at least 10 words in all caps", "No more than 3 words in all caps.": words in capitals counted
+    before = text[max(0, start - 60):start]
+    if _CAPS_BEFORE_RE.search(before):
+        return True  # "all caps for at least 4 words"
+    return bool(_CAPS_AFTER_RE.match(after) and (_HAVE_BEFORE_RE.search(before) or not LENGTH_BEFORE_RE.search(before)))
 
 
 _FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
