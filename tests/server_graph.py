@@ -67,12 +67,12 @@ def _log(entry: dict) -> None:
 
 def final_for(name: str):
     """The aggregator's reply: the task line of its prompt (first in a numeric task's prompt, after the notes in
-    another's), so every run's answer names its own task, and how
+    another's; one piece's draft is the task alone), so every run's answer names its own task, and how
     often this server process has loaded this model."""
 
     def answer(messages) -> str:
-        task = next(line for line in messages[-1].content.splitlines() if line.startswith("Task: ")).removeprefix(
-            "Task: ")
+        lines = messages[-1].content.splitlines()
+        task = next((line.removeprefix("Task: ") for line in lines if line.startswith("Task: ")), messages[-1].content)
         return f"FINAL for [{task}] (loads of {name}: {LOADS.count(name)})"
 
     return answer
