@@ -401,6 +401,7 @@ def test_an_answer_that_is_not_two_parts_is_left_to_the_reviser():
     ("Write the chant and use all caps for at least 5 words so it pops.", (5, None)),
     ("Don't put more than 2 words in uppercase.", (None, 2)),
     ("Shout a bit: words in all caps should appear at least 6 times.", (6, None)),
+    ("Words in caps may show up at most 5 times.", (None, 5)),
     ("Please limit the number of all-caps words to fewer than four.", (None, 3)),
 ])
 def test_a_count_of_words_in_capitals_is_read_and_is_no_length(task, spec):

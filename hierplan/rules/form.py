@@ -264,7 +264,7 @@ _LETTER_TIMES_RE = re.compile(r"\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d
 _CAPS_WORDS = r"(?:all[\s-]?caps|upper[\s-]?case|capital[\s-]letter|block[\s-]capital)"
 _CAPS_IN = (r"(?:be\s+|are\s+)?(?:written\s+|typed\s+)?in\s+(?:all\s+)?(?:caps|capitals|capital\s+letters|upper[\s-]?case|"
             r"block\s+capitals)\b")
-# "words with all capital letters should appear at least 10 times", "limit the number of all-caps words to 4"
+# "words in caps may show up at most 5 times", "limit the number of all-caps words to 4"
 _CAPS_NOUN = (r"(?:words?\s+(?:with|in|written\s+in)\s+(?:all\s+)?(?:capital\s+letters|caps|capitals|upper[\s-]?case)|"
               r"all[\s-]?caps\s+words?)")
 _CAPS_WORDS_RES = (
@@ -273,7 +273,7 @@ _CAPS_WORDS_RES = (
     re.compile(r"\b()" + _N + r"\s+(?:words?\s+" + _CAPS_IN + r"|" + _CAPS_WORDS + r"\s+words?\b)", re.I),
     re.compile(r"\b(?:all[\s-]?caps|capital\s+letters|capitals|upper[\s-]?case)\s+(?:for|on)\s+" + _RELATION + r"?\s*"
                + _N + r"\s+words?\b", re.I),
-    re.compile(r"\b" + _CAPS_NOUN + r"\b[^.!?\n]{0,40}?\b(?:appear|occur|be\s+used|are\s+used)\w*\s+" + _RELATION
+    re.compile(r"\b" + _CAPS_NOUN + r"\b[^.!?\n]{0,40}?\b(?:appear|occur|show\s+up|be\s+used|are\s+used)\w*\s+" + _RELATION
                + r"?\s*" + _N + r"\s+times\b", re.I),
     re.compile(r"\blimit\s+the\s+number\s+of\s+" + _CAPS_NOUN + r"\s+to\s+" + _RELATION + r"?\s*" + _N + r"\b", re.I),
 )
