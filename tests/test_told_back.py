@@ -41,3 +41,13 @@ def test_the_tasks_facts_and_the_phrases_it_asks_for_are_not_instructions_said_b
     task = "Repeat my request word for word first, then answer.\n\nWrite two lines about rain and keep it under 20 words."
     request = "Write two lines about rain and keep it under 20 words."
     assert problem(_told(task), request + "\n\nRain taps the glass,\nthe garden drinks.") is None
+
+
+def test_what_the_task_tells_the_answer_to_say_is_its_content_not_an_instruction_said_back():
+    task = ("Write the email cancelling my gym membership. Leave out the word \"sorry\". Then tack a P.S. on the end "
+            "asking them to confirm the cancellation in writing and that no more payments will come out of my account.")
+    told = _told(task)
+    said = "I would like you to confirm the cancellation in writing and that no more payments will come out of my account."
+    assert problem(told, "Dear team,\n\nI am cancelling my membership.\n\nP.S. " + said) is None
+    # the instruction itself, said back, still is
+    assert problem(told, "Dear team, I am leaving. Then tack a P.S. on the end.")

@@ -18,6 +18,11 @@ from typing import Any, Iterable
 from hierplan.rules.text import words
 
 MIN_TOLD_WORDS = 6
+# What the task tells the answer to say is the answer's content, not an instruction to the writer: "add a P.S.
+# asking them to confirm the cancellation in writing", "end by inviting him over for a barbecue". Said in the
+# answer, it is the piece doing as asked.
+_TO_SAY_RE = re.compile(r"\b(?:ask(?:ing)?|tell(?:ing)?|invit(?:e|ing)|remind(?:ing)?|thank(?:ing)?|say(?:ing)?|"
+                        r"that\s+says|let(?:ting)?\s+\w+\s+know|explain(?:ing)?|wish(?:ing)?)\b.*$", re.I)
 TOLD_SHARE = 0.6
 _GRAM = 4
 # A sentence ends after its stop and before the next one's capital or quote mark.
@@ -33,12 +38,18 @@ def _grams(text: str) -> set[tuple[str, ...]]:
     return {tuple(tokens[i:i + _GRAM]) for i in range(len(tokens) - _GRAM + 1)}
 
 
+def instruction_part(sentence: str) -> str:
+    """The task's sentence less what it tells the answer to say (``_TO_SAY_RE``)."""
+    return _TO_SAY_RE.sub("", sentence)
+
+
 def told_back(sentence: str, said: Iterable[str]) -> bool:
-    """Whether ``sentence`` of the answer is one of the task's instruction sentences (``said``) said back."""
+    """Whether ``sentence`` of the answer is one of the task's instruction sentences (``said``) said back, what
+    they tell the answer to say aside."""
     if len(words(sentence)) < MIN_TOLD_WORDS:
         return False
     grams = _grams(sentence)
-    return bool(grams) and any(len(grams & _grams(s)) >= TOLD_SHARE * len(grams) for s in said)
+    return bool(grams) and any(len(grams & _grams(instruction_part(s))) >= TOLD_SHARE * len(grams) for s in said)
 
 
 def _asked(text: str, asked: Iterable[str]) -> str:
