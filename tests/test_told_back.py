@@ -51,3 +51,10 @@ def test_what_the_task_tells_the_answer_to_say_is_its_content_not_an_instruction
     assert problem(told, "Dear team,\n\nI am cancelling my membership.\n\nP.S. " + said) is None
     # the instruction itself, said back, still is
     assert problem(told, "Dear team, I am leaving. Then tack a P.S. on the end.")
+
+
+def test_a_task_typed_in_lowercase_is_still_many_sentences_and_only_the_instructions_are_said():
+    task = ("my sister is moving to portland next month for grad school. can you draft something for her card? "
+            "we always text in lowercase so write it with zero capital letters.")
+    assert _told(task)["said"] == ["we always text in lowercase so write it with zero capital letters."]
+    assert problem(_told(task), "i can't believe you're moving to portland next month for grad school.") is None

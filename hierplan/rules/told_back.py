@@ -25,8 +25,10 @@ _TO_SAY_RE = re.compile(r"\b(?:ask(?:ing)?|tell(?:ing)?|invit(?:e|ing)|remind(?:
                         r"that\s+says|let(?:ting)?\s+\w+\s+know|explain(?:ing)?|wish(?:ing)?)\b.*$", re.I)
 TOLD_SHARE = 0.6
 _GRAM = 4
-# A sentence ends after its stop and before the next one's capital or quote mark.
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[*])")
+# A sentence ends after its stop, before the next one's first word, whatever its case: a task typed all in
+# lowercase is still many sentences, and only those that state a requirement are instructions. Before a lowercase
+# word, only a stop after a word of two letters or more ends one ("a P.S. thanking him", "e.g. rain" go on).
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[*])|(?<=[a-z]{2}[.!?])\s+(?=[a-z])")
 
 
 def sentences(text: str) -> list[str]:
