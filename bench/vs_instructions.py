@@ -24,6 +24,7 @@ validate row had been run; none of its prompts read before its first run. ``--pa
 same way on 2026-12-07 during own1's first run, to measure the changes made after own1's reading. ``--part own3``:
 40 more, written the same way on 2026-12-07 after own2's run and its mends, to measure them. ``--part own4``: 40
 more, written the same way on 2026-12-07 after own3's run, to measure the mends made after own3's reading.
+``--part own5``: 40 more, written the same way on 2026-12-07 during own4's run, to measure the mends made then.
 
 ``--phrasing paraphrased`` (validate and every fresh part) runs the same rows worded as people write them, none
 of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,fresh2,...,fresh5}.jsonl: same keys and
@@ -69,7 +70,7 @@ FRESH_PARTS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 FRESH_DRAWS = ((FRESH_SIZE, FRESH_SEED), (FRESH2_SIZE, FRESH2_SEED), (FRESH3_SIZE, FRESH3_SEED),
                (FRESH4_SIZE, FRESH4_SEED), (FRESH5_SIZE, FRESH5_SEED))
 OWN_PARTS = {part: ROOT / "bench" / "data" / "own" / f"ifeval_{part}.jsonl"
-             for part in ("own1", "own2", "own3", "own4")}
+             for part in ("own1", "own2", "own3", "own4", "own5")}
 SYSTEMS = ("direct", "hierplan")
 DIRECT_SYSTEM = "You are a helpful assistant. Do the task exactly as asked."
 TEMPERATURE, TOP_P = 0.2, 0.9

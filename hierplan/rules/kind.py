@@ -32,6 +32,9 @@ _NUMBER_WORDS = (rf"{NUMBER_WORDS_PATTERN}|half|halves|twice|double|triple|quart
 NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 # Each value the task gives ("3.50", "1,200" and "twelve" once each).
 VALUE_RE = re.compile(rf"\d+(?:[.,]\d+)*|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
+# "one" as a pronoun gives no value: "each one", "this one", "the one", "which one".
+_PRONOUN_ONE_RE = re.compile(r"\b(?:each|every|this|that|the|which|any|no|another|some|a\s+(?:good|new|big|small)|"
+                             r"little|other)\s+one\b", re.IGNORECASE)
 
 _QUANTITY_NOUNS = (r"total|sum|difference|product|quotient|average|mean|median|cost|costs|price|value|number|"
                    r"amount|percentage|percent|ratio|rate|area|perimeter|volume|speed|distance|profit|loss|"
@@ -89,7 +92,7 @@ def task_kind(task: str, with_data: bool = False, with_files: bool = False) -> T
         return WRITING
     if with_data or with_files:
         return NUMERIC
-    values = len(VALUE_RE.findall(task)) - form_values(task)
+    values = len(VALUE_RE.findall(task)) - len(_PRONOUN_ONE_RE.findall(task)) - form_values(task)
     if AGGREGATE_RE.search(quantity.group(0)) and values == 1 and AGE_RE.search(task):
         return WRITING
     return NUMERIC if values > 0 else WRITING
