@@ -51,7 +51,7 @@ def step(i, instruction, tool="llm", title=None, expected="", **extra):
     ("What's the difference between a lake and a pond? Under 80 words, at least 4 sentences.", False),
     # "one" as a pronoun gives no value
     ("What's the difference between a frost warning and a freeze warning, and what do I do for each one? "
-     "Two paragraphs.", False),
+     "Two paragraphs, with *** on its own line between them.", False),
     ("Each one of the 4 boxes holds 6 pens. How many pens are there?", True),
     ("What's the average weight of a 5 year old labrador? Say 'healthy' at least 2 times.", False),
     ("Sam has 3 cats and 2 dogs. How many pets does he have? Answer in one sentence.", True),
