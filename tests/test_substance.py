@@ -265,3 +265,13 @@ def test_a_reply_that_is_only_its_title_is_no_answer_unless_a_title_is_what_the_
     assert not_the_piece(answer, riddle, title) is None
     assert not_the_piece("<<Low Tide Notes>>", "Suggest a title for my blog about tide pools, in <<these>>.",
                          title) is None
+
+
+def test_a_rewrite_in_a_script_without_spaces_is_measured_by_its_characters():
+    task = "Write a short note to my neighbour apologising for the noise. She reads only Japanese, so write it in Japanese."
+    english = ("Dear Mrs. Tanaka, I am so sorry about the noise from my party on Saturday night. It went on much "
+               "later than I planned, and it will not happen again. Please enjoy these sweets.")
+    japanese = ("田中様、土曜日の夜はパーティーの音がうるさくて、本当に申し訳ありませんでした。思っていたより遅くまで"
+                "続いてしまいました。二度とこのようなことがないように気をつけます。ささやかですが、お菓子をどうぞ。")
+    assert substance_lost(english, japanese, task, [{"kind": "language", "language": "Japanese", "code": "ja"}]) is None
+    assert substance_lost(english, "田中様、すみません。", task, []) is not None  # a line is still no note

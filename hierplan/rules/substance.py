@@ -70,6 +70,9 @@ _TITLE_ASKED_RE = re.compile(r"\b(?:suggest|give|propose|come\s+up\s+with|think\
                              r"(?:titles?|names?|headlines?)\b", re.I)
 # A code fence's own line: what a fence holds (JSON, a program) is the answer's too, for its length and its echo.
 _FENCE_LINE_RE = re.compile(r"^[ \t]*```[^\n]*$", re.M)
+UNSPACED_CHARS_PER_WORD = 2
+"""About how many characters of a script written without spaces say what one English word says."""
+_UNSPACED_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0e7f]")
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
 ONLY_PARTS = ("it is only {parts}, with no answer besides: write the answer the task asks for, with {parts} as "
               "well")
@@ -89,8 +92,17 @@ def _asked(instructions: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def _words(text: str) -> list[str]:
-    """Every word of ``text``, those inside code fences too (a proposal asked as JSON is all in its fence)."""
-    return words(_FENCE_LINE_RE.sub("", text))
+    """Every word of ``text``, those inside code fences too (a proposal asked as JSON is all in its fence). A run of
+    a script written without spaces (Chinese, Japanese, Thai) counts a word every UNSPACED_CHARS_PER_WORD
+    characters: as one word, a note in Japanese was "16 words" against the English draft's 30, and was rejected
+    as a piece dropped."""
+    found = []
+    for word in words(_FENCE_LINE_RE.sub("", text)):
+        if _UNSPACED_RE.search(word):
+            found += [word[k:k + UNSPACED_CHARS_PER_WORD] for k in range(0, len(word), UNSPACED_CHARS_PER_WORD)]
+        else:
+            found.append(word)
+    return found
 
 
 def _added_parts(answer: str, instructions: list[dict[str, Any]]) -> tuple[str, list[str]]:
