@@ -428,3 +428,11 @@ def test_words_in_capitals_are_counted_and_those_past_the_limit_written_as_ordin
     at_least = {"kind": "caps_words", "min": 3, "max": None}
     assert "at least 3 words in ALL CAPS" in form_problem(at_least, fixed)
     assert fix_form([at_least], fixed) == fixed  # adding emphasis is the reviser's, not a program's
+
+
+def test_a_titles_label_and_quotes_are_no_part_of_it():
+    title = [{"kind": "title"}]
+    for drafted in ('<<Title: "The Last Dance">>\n\nJack froze.', "<<Title: The Last Dance>>\n\nJack froze.",
+                    "<<\u201cThe Last Dance\u201d>>\n\nJack froze."):
+        assert fix_form(title, drafted) == "<<The Last Dance>>\n\nJack froze.", drafted
+    assert fix_form(title, "<<The Last Dance>>\n\nJack froze.") == "<<The Last Dance>>\n\nJack froze."

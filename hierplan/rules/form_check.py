@@ -17,7 +17,7 @@ import json_repair
 from hierplan.rules.text import split_code
 
 PROGRAM_FIXES = ("paragraphs", "sections", "two_responses", "highlights", "ends_with", "no_commas", "json",
-                 "repeat_request", "caps_words", "lowercase", "uppercase", "quoted")
+                 "repeat_request", "title", "caps_words", "lowercase", "uppercase", "quoted")
 """The form instructions fix_form applies, in this order (highlights before the ending is appended, so the
 ending stays as asked; the case changes after; the quotes go on last)."""
 HIGHLIGHT_MAX_WORDS = 25
@@ -53,6 +53,10 @@ def _fewer_caps(text: str, most: int) -> str:
             fenced = not fenced
         out.append(line if fenced or line.lstrip().startswith("```") else _CAPS_WORD_RE.sub(case, line))
     return "\n".join(out)
+
+
+_TITLE_LABEL_RE = re.compile(r"<<\s*(?:title\s*:\s*)?[\"'\u201c\u2018]([^<>\n\"\u201d]+)[\"'\u201d\u2019]\s*>>"
+                             r"|<<\s*title\s*:\s*([^<>\n]+)>>", re.I)
 
 
 REQUEST_LABEL_CHARS = 40
@@ -342,6 +346,8 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
         text = json.dumps(_as_json(text.strip()), ensure_ascii=False, indent=1)
     if (repeat := kinds.get("repeat_request")) and form_problem(repeat, text):
         text = repeat["text"] + "\n\n" + _without_leading_copy(text, repeat["text"]).lstrip()
+    if "title" in kinds:  # "<<Title: "The Last Dance">>": the label and quotes are no part of the title
+        text = _TITLE_LABEL_RE.sub(lambda m: f"<<{(m.group(1) or m.group(2)).strip()}>>", text, count=1)
     if (caps := kinds.get("caps_words")) and caps.get("max") is not None and form_problem(caps, text):
         text = _fewer_caps(text, caps["max"])
     if "lowercase" in kinds:
