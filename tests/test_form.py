@@ -436,3 +436,10 @@ def test_a_titles_label_and_quotes_are_no_part_of_it():
                     "<<\u201cThe Last Dance\u201d>>\n\nJack froze."):
         assert fix_form(title, drafted) == "<<The Last Dance>>\n\nJack froze.", drafted
     assert fix_form(title, "<<The Last Dance>>\n\nJack froze.") == "<<The Last Dance>>\n\nJack froze."
+
+
+def test_a_one_sentence_part_of_each_item_is_no_sentence_count_of_the_answer():
+    task = ("Suggest 6 board games as JSON: a list where each game has name, player_count, play_time_minutes, "
+            "difficulty and a one-sentence why_its_good.")
+    assert "sentences" not in kinds(task)
+    assert kinds("Give me a one-sentence summary of the book.")["sentences"] == {"kind": "sentences", "min": 1, "max": 1}

@@ -479,6 +479,11 @@ def _sentences(task: str) -> list[dict[str, Any]]:
     for pattern, relation in _SENTENCES_RES:
         for m in pattern.finditer(task):
             # "less than a total of 10 sentences" is read once, not again as "of 10 sentences"
+            # "each game has a name, a player count and a one-sentence reason": the adjective names a part, however
+            # far the "each" stands before it in the clause
+            if m.re is _SENTENCES_RES[-1][0] and re.search(r"\b(?:each|every|per)\b", _clause_before(task, m.start()),
+                                                          re.I):
+                continue
             if not _per_part(task, m) and not any(m.start() < end and start < m.end() for start, end in read):
                 read.append(m.span())
                 found.append({"kind": "sentences", **_bound(relation or m.group(1), _num(m.group(2)))})
