@@ -443,3 +443,20 @@ def test_a_one_sentence_part_of_each_item_is_no_sentence_count_of_the_answer():
             "difficulty and a one-sentence why_its_good.")
     assert "sentences" not in kinds(task)
     assert kinds("Give me a one-sentence summary of the book.")["sentences"] == {"kind": "sentences", "min": 1, "max": 1}
+
+
+def test_two_labelled_responses_with_the_separator_misplaced_are_separated_again():
+    two = [{"kind": "two_responses"}]
+    drafted = ("Short and direct:\n\"Hey, I had fun, but I don't feel a spark. Take care.\"\n\nWarmer and longer:\n"
+               "\"I've really enjoyed our dates, and you're so kind. I just don't feel the spark I'm looking for.\"\n\n******")
+    fixed = fix_form(two, drafted)
+    assert form_problem(two[0], fixed) is None and "Short and direct" not in fixed
+    first, second = [part.strip() for part in fixed.split("******")]
+    assert first.startswith('"Hey, I had fun') and second.startswith('"I\'ve really enjoyed')
+
+
+def test_an_ending_after_a_colon_runs_to_the_lines_end_and_full_caps_are_capitals():
+    assert kinds("Use the word firm, and end with exactly: Let me know")["ends_with"]["text"] == "Let me know"
+    found = [i for i in read_instructions("Put at least 4 words in full caps for that energy.")
+             if i["kind"] in ("caps_words", "words")]
+    assert found == [{"kind": "caps_words", "min": 4, "max": None}]

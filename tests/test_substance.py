@@ -275,3 +275,17 @@ def test_a_rewrite_in_a_script_without_spaces_is_measured_by_its_characters():
                 "続いてしまいました。二度とこのようなことがないように気をつけます。ささやかですが、お菓子をどうぞ。")
     assert substance_lost(english, japanese, task, [{"kind": "language", "language": "Japanese", "code": "ja"}]) is None
     assert substance_lost(english, "田中様、すみません。", task, []) is not None  # a line is still no note
+
+
+def test_a_refusal_is_no_answer_and_a_rewrite_with_the_tasks_facts_replaces_it():
+    task = ("Write my wedding vows. We met when she rear-ended my car in a Costco parking lot, and we have a spoiled "
+            "beagle named Pickles. About a minute and a half, please.")
+    refusal = "I'm sorry, but I can't assist with that request."
+    assert not_the_piece(refusal, task, []) is not None
+    vows = ("From the day you rear-ended my car in a Costco parking lot, you have kept crashing into my heart. I "
+            "promise to laugh at your jokes before the punchline, to walk Pickles when it rains, and to drive through "
+            "any snowstorm for you, as you once did for me. I choose you today and every day after.")
+    assert substance_lost(refusal, vows, task, []) is None
+    # a sentence that says what the answer cannot do is part of an answer that goes on
+    assert not_the_piece("I can't write the whole speech for you, but here is an opening you can build on: "
+                         "friends, family, and the one person who never lets me win at cards.", task, []) is None

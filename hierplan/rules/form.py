@@ -128,7 +128,7 @@ _END_RE = re.compile(
     + r"|\b(?:the\s+)?(?:very\s+)?end\s+of\s+(?:your|the)\s+\w+\s+(?:should|must|has\s+to|needs\s+to)\s+(?:be|read|say)"
     r"\s*:?\s*" + QUOTED
     + "|" + _END_VERB + r"with\s*(?:(?:exactly|precisely|this|these\s+words|the\s+(?:words|line|sentence))\s*)?"
-    r":\s*([^\n]+?[.!?])\s*(?:$|\n)", re.I)
+    r":\s*([^\n]+?[.!?]|[^\n.!?]+?)\s*(?:$|\n)", re.I)  # to the line's end: "end with exactly: Let me know"
 _JSON_RE = re.compile(
     r"\b(?:answer|respond|reply|output|return|format|give|write|provide|present|put|wrap|structure|send|deliver)\w*"
     r"\s+(?P<gap>(?:[\w',]+\s+){0,6}?)(?:in|as|into|with|using)\s+(?:(?:a|an|one|valid|pure|proper|strict|"
@@ -262,8 +262,8 @@ _LETTER_TIMES_RE = re.compile(r"\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d
 # for at least 4 words". A count before "words in all caps" after "of" ("a story of at most 200 words in all caps")
 # is the piece's length, with a case for all of it (rules.text.LENGTH_BEFORE_RE).
 _CAPS_WORDS = r"(?:all[\s-]?caps|upper[\s-]?case|capital[\s-]letter|block[\s-]capital)"
-_CAPS_IN = (r"(?:be\s+|are\s+)?(?:written\s+|typed\s+)?in\s+(?:all\s+)?(?:caps|capitals|capital\s+letters|upper[\s-]?case|"
-            r"block\s+capitals)\b")
+_CAPS_IN = (r"(?:be\s+|are\s+)?(?:written\s+|typed\s+)?in\s+(?:all\s+|full\s+)?(?:caps|capitals|capital\s+letters|"
+            r"upper[\s-]?case|block\s+capitals)\b")
 # "words in caps may show up at most 5 times", "limit the number of all-caps words to 4"
 _CAPS_NOUN = (r"(?:words?\s+(?:with|in|written\s+in)\s+(?:all\s+)?(?:capital\s+letters|caps|capitals|upper[\s-]?case)|"
               r"all[\s-]?caps\s+words?)")

@@ -332,8 +332,9 @@ def fix_form(instructions: list[dict[str, Any]], text: str) -> str:
                           "", text)
         if groups := regroup(unmarked, split["count"]):
             text = "\n\n".join(f"{split['marker']} {n}\n{g}" for n, g in enumerate(groups, 1))
-    if (two := kinds.get("two_responses")) and form_problem(two, text) and "******" not in text:
-        if parts := two_parts(text):
+    if (two := kinds.get("two_responses")) and form_problem(two, text):
+        # a separator line in the wrong place (after both parts) goes; the labelled parts are separated again
+        if parts := two_parts(re.sub(r"(?m)^[ \t]*\*{6,}[ \t]*$", "", text).strip()):
             text = RESPONSE_SEPARATOR.join(parts)
     if (marks := kinds.get("highlights")) and form_problem(marks, text) and "json" not in kinds:
         keep = tuple(i["text"] for i in instructions if i["kind"] == "ends_with" and i.get("text"))

@@ -74,6 +74,15 @@ UNSPACED_CHARS_PER_WORD = 2
 """About how many characters of a script written without spaces say what one English word says."""
 _UNSPACED_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0e7f]")
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
+REFUSED = "it declines the task instead of doing it: write what the task asks for"
+MAX_REFUSAL_WORDS = 30
+_GOES_ON_RE = re.compile(r"\b(?:but|however|here|instead)\b", re.I)  # "I can't write it all, but here is ..."
+"""A reply this short that says it cannot help is a refusal, not an answer."""
+# "I'm sorry, but I can't assist with that request.", "Sorry, I am unable to help with this."
+_REFUSAL_RE = re.compile(r"^\W*(?:(?:i'?m|i\s+am)\s+(?:so\s+|very\s+)?sorry|sorry|i\s+apologi[sz]e|unfortunately)?"
+                         r"[^.!?\n]{0,40}?\b(?:can'?t|cannot|can\s+not|am\s+unable\s+to|'m\s+unable\s+to|"
+                         r"am\s+not\s+able\s+to|won'?t)\s+(?:assist|help|comply|fulfil+|provide|do|write|create|"
+                         r"complete)\b", re.I)
 ONLY_PARTS = ("it is only {parts}, with no answer besides: write the answer the task asks for, with {parts} as "
               "well")
 TOO_SHORT = ("it has only {n} words{besides}, which is not the {piece} the task asks for: write the whole {piece}, "
@@ -171,7 +180,10 @@ def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[di
     if new_words < floor:
         return f"the rewrite has {new_words} words where the kept answer had {kept_words}: it dropped the piece"
     asked = _asked(instructions)
-    if echo_share(rewrite, task, asked) > echo_share(kept, task, asked) + ECHO_MARGIN:
+    kept_no_piece = not_the_piece(kept, task, instructions) is not None
+    # the task's own facts in a rewrite are no loss against an answer that is no piece at all (a refusal)
+    if echo_share(rewrite, task, asked) > echo_share(kept, task, asked) + ECHO_MARGIN and not (
+            kept_no_piece and not not_the_piece(rewrite, task, instructions)):
         return "the rewrite repeats the task's words instead of answering it"
     if is_list(rewrite) and not is_list(kept) and not _asks_list(instructions, task):
         return "the rewrite turned the piece into a list the task did not ask for"
@@ -204,6 +216,9 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     of writing, or a list where it names a piece in sentences or verse), or None. Judged on every answer the loop may keep, the draft included."""
     instructions = list(instructions)
     asked = _asked(instructions)
+    refusal = _REFUSAL_RE.search(answer.strip()) if len(_words(answer)) <= MAX_REFUSAL_WORDS else None
+    if refusal and not _GOES_ON_RE.search(answer.strip()[refusal.end():]):
+        return REFUSED
     if len(_words(answer)) >= MIN_ECHO_WORDS and echo_share(answer, task, asked) > ECHO_LIMIT:
         return NOT_AN_ANSWER
     body, parts = _added_parts(answer, instructions)

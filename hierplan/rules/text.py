@@ -13,7 +13,7 @@ PYTHON_LABELS = ("", "python", "py", "python3")
 # not its length ("a story of at most 200 words in all caps" is its length).
 _SOME_WORDS_AFTER_RE = re.compile(r"\s+(?:that\s+(?:start|starts|begin|begins|end|ends|rhyme)|starting\s+with|"
                                   r"beginning\s+with|ending\s+(?:with|in))\b", re.I)
-_CAPS_AFTER_RE = re.compile(r"\s+(?:(?:written\s+)?in\s+)?(?:all\s+)?(?:capital\s+letters|capitals|caps|"
+_CAPS_AFTER_RE = re.compile(r"\s+(?:(?:written\s+)?in\s+)?(?:all\s+|full\s+)?(?:capital\s+letters|capitals|caps|"
                             r"upper[\s-]?case)\b", re.I)
 # "a story of at most 200 words in all caps", "in 50 words in capitals": the piece's length, its case for all of it.
 LENGTH_BEFORE_RE = re.compile(r"\b(?:of|in)\s+$", re.I)
