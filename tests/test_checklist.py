@@ -97,8 +97,6 @@ def test_a_term_next_to_the_words_that_ask_for_it_is_kept():
 
 
 @pytest.mark.parametrize("read", [
-    # a count of some words (in capitals), not of the answer's length
-    item("word_count", "at least 12 words in all capital letters", 12, "at least"),
     # a letter to count, not a word
     item("word_frequency", "let the letter z show up at least 5 times", 5, "at least", "z"),
     # a case for some words, not for the whole answer
@@ -107,6 +105,9 @@ def test_a_term_next_to_the_words_that_ask_for_it_is_kept():
 ])
 def test_a_count_of_some_words_or_of_a_letter_is_no_length_or_word_count(read):
     assert grounded(read, SOME_WORDS_TASK) is None
+    # a count of words in capitals, not of the answer's length
+    caps = grounded(item("word_count", "at least 12 words in all capital letters", 12, "at least"), SOME_WORDS_TASK)
+    assert (caps["kind"], caps["min"], caps["max"]) == ("caps_words", 12, None)
     assert grounded(item("letter_frequency", "let the letter z show up at least 5 times", 5, "at least", "z"),
                     SOME_WORDS_TASK)["kind"] == "letter_times"
     # a one-letter word in a quote that says "letter" elsewhere is still a word
@@ -186,3 +187,16 @@ def test_a_count_of_words_in_capitals_read_by_the_model_is_kept_where_the_quote_
     # a quote that counts no words is no such count; nor is a case for the whole answer one
     assert grounded(item("caps_word_count", "Keep it calm", 2, "at most"), task) is None
     assert grounded(item("uppercase", "two all-caps words at most"), task) is None
+
+
+def test_a_word_count_the_model_read_of_words_in_capitals_counts_those_words():
+    task = "Walk her through it step by step, and go easy on all-caps words: fewer than 3 of them in the whole thing."
+    got = grounded(item("word_count", "go easy on all-caps words: fewer than 3 of them", 3, "at most"), task)
+    assert {k: got[k] for k in ("kind", "min", "max")} == {"kind": "caps_words", "min": None, "max": 2}
+
+
+def test_under_another_language_an_english_term_to_mention_is_not_checked_but_a_name_is():
+    read = [{"kind": "mentions", "term": "countertops before cutting anything"}, {"kind": "mentions", "term": "Marek"}]
+    merged = merge(read, [{"kind": "language", "language": "Polish", "code": "pl", "read_by": "model", "quote": "q"}])
+    assert [i.get("term") for i in merged if i["kind"] == "mentions"] == ["Marek"]
+    assert len(merge(read, [])) == 2

@@ -460,3 +460,9 @@ def test_an_ending_after_a_colon_runs_to_the_lines_end_and_full_caps_are_capital
     found = [i for i in read_instructions("Put at least 4 words in full caps for that energy.")
              if i["kind"] in ("caps_words", "words")]
     assert found == [{"kind": "caps_words", "min": 4, "max": None}]
+
+
+def test_a_count_of_all_caps_words_after_a_colon_is_read():
+    task = "She gets stressed by yelling, so go easy on all-caps words: fewer than 3 of them in the whole thing."
+    assert [i for i in read_instructions(task) if i["kind"] in ("caps_words", "words")] == \
+        [{"kind": "caps_words", "min": None, "max": 2}]

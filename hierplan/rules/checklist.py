@@ -81,6 +81,9 @@ NEGATION_REACH = 3
 _WORDS_RE = re.compile(r"\bwords\b", re.I)
 # "fewer than 4 words in capitals": a case for some words, not for the whole answer
 _COUNTED_WORDS_RE = re.compile(r"(?:\d+|" + NUMBER_WORDS_RE.pattern + r")\s+(?:[\w'-]+\s+)?words?\b", re.I)
+# A quote about words in capitals ("all-caps words", "words in caps", "capitalized words").
+_CAPS_QUOTE_RE = re.compile(r"\ball[\s-]?caps\b|\bwords?\s+in\s+(?:all\s+|full\s+)?(?:caps|capitals|capital\s+letters|"
+                            r"upper[\s-]?case)\b|\b(?:caps|capitals|capital\s+letters|upper[\s-]?case)\s+words?\b", re.I)
 _POSTSCRIPT_MARKER_RE = re.compile(r"(?:p\.?\s*)+s\b\.?", re.I)
 # "less than 5" is at most 4; "more than 5" at least 6.
 _STRICT_BELOW_RE = re.compile(r"\b(?:less|fewer)\s+than\b|\bunder\b|\bbelow\b", re.I)
@@ -216,10 +219,12 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
               "bullet_count": ("bullets", "exactly"), "numbered_count": ("numbered", "exactly"),
               "heading_count": ("headings", "exactly")}
     if kind in counts:
-        if kind == "word_count" and _counts_some_words(quote, task):
-            return None  # "10 words in all capital letters" counts some words, not the answer's length
-        if kind == "caps_word_count" and not _COUNTED_WORDS_RE.search(quote):
-            return None  # a count of words in capitals says "N words" (or "N all-caps words")
+        if kind == "word_count" and _CAPS_QUOTE_RE.search(quote):
+            kind = "caps_word_count"  # "all-caps words: fewer than 3 of them" counts words in capitals
+        elif kind == "word_count" and _counts_some_words(quote, task):
+            return None  # "10 words that start with q" counts some words, not the answer's length
+        if kind == "caps_word_count" and not _COUNTED_WORDS_RE.search(quote) and not _CAPS_QUOTE_RE.search(quote):
+            return None
         name, default = counts[kind]
         spec = None if n is None else _bounds(bound, n, quote, default)
         return None if spec is None else {"kind": name, **spec}
@@ -286,13 +291,17 @@ def _key(instruction: dict[str, Any]) -> tuple:
 
 def merge(by_rule: Iterable[dict[str, Any]], by_model: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The regex readers' instructions, then the model's grounded ones that say something the regexes did not
-    (another kind, or another word of a word kind), each once."""
+    (another kind, or another word of a word kind), each once. Where the answer is asked in a language other than
+    English, a thing to mention written in lowercase English words is not checked: the answer says it in its own
+    language ("cover the countertops" in a message to be written in Polish); a name stays."""
     kept = list(by_rule)
     seen = {_key(i) for i in kept}
     for instruction in by_model:
         if _key(instruction) not in seen:
             kept.append(instruction)
             seen.add(_key(instruction))
+    if any(i["kind"] == "language" and i.get("code") != "en" for i in kept):
+        kept = [i for i in kept if i["kind"] != "mentions" or not i["term"][:1].islower()]
     return kept
 
 

@@ -275,6 +275,8 @@ _CAPS_WORDS_RES = (
                + _N + r"\s+words?\b", re.I),
     re.compile(r"\b" + _CAPS_NOUN + r"\b[^.!?\n]{0,40}?\b(?:appear|occur|show\s+up|be\s+used|are\s+used)\w*\s+" + _RELATION
                + r"?\s*" + _N + r"\s+times\b", re.I),
+    # "go easy on all-caps words: fewer than 3 of them"
+    re.compile(r"\b" + _CAPS_NOUN + r"\s*[:,(-]\s*" + _RELATION + r"\s+" + _N + r"\b", re.I),
     re.compile(r"\blimit\s+the\s+number\s+of\s+" + _CAPS_NOUN + r"\s+to\s+" + _RELATION + r"?\s*" + _N + r"\b", re.I),
 )
 MAX_CAPS_WORDS = 100
