@@ -58,3 +58,12 @@ def test_a_task_typed_in_lowercase_is_still_many_sentences_and_only_the_instruct
             "we always text in lowercase so write it with zero capital letters.")
     assert _told(task)["said"] == ["we always text in lowercase so write it with zero capital letters."]
     assert problem(_told(task), "i can't believe you're moving to portland next month for grad school.") is None
+
+
+def test_an_answer_that_is_all_instructions_said_back_is_left_to_the_reviser_not_emptied():
+    from hierplan.rules.told_back import drop_told_back
+
+    told = _told(TASK)
+    said_back = "We get on well, so keep it warm and polite."
+    assert drop_told_back(said_back, told) == said_back
+    assert problem(told, said_back) is not None

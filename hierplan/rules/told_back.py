@@ -70,7 +70,7 @@ def told_back_sentences(text: str, instruction: dict[str, Any]) -> list[str]:
 
 def drop_told_back(text: str, instruction: dict[str, Any]) -> str:
     """``text`` less its sentences that say the task's instructions back (a line left empty goes too); the text
-    as it was when there are none."""
+    as it was when there are none, or when they are all of it (what is left to fix is then the reviser's)."""
     told = set(told_back_sentences(text, instruction))
     if not told:
         return text
@@ -81,4 +81,5 @@ def drop_told_back(text: str, instruction: dict[str, Any]) -> str:
             out.append(line)
         elif kept:
             out.append(re.match(r"\s*", line).group(0) + " ".join(kept))
-    return "\n".join(out)
+    left = "\n".join(out)
+    return left if words(left) else text
