@@ -67,3 +67,8 @@ def test_an_answer_that_is_all_instructions_said_back_is_left_to_the_reviser_not
     said_back = "We get on well, so keep it warm and polite."
     assert drop_told_back(said_back, told) == said_back
     assert problem(told, said_back) is not None
+
+
+def test_what_is_dropped_leaves_no_run_of_empty_lines():
+    text = "Dear Ann,\n\nThe heater is fixed.\n\n\n\n\nBest,\nBo"
+    assert repair_by_program([], text) == "Dear Ann,\n\nThe heater is fixed.\n\nBest,\nBo"

@@ -265,6 +265,8 @@ def repair_by_program(instructions: list[dict[str, Any]], text: str) -> str:
     text = drop_repeats(drop_chat_frame(text, instructions), refrain=refrain)
     for told in (i for i in instructions if i["kind"] == "told_back"):
         text = drop_told_back(text, told)
+    if "```" not in text:  # what was dropped leaves no run of empty lines behind
+        text = re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", text)
     return fix_form(instructions, text)
 
 
