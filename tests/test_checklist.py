@@ -105,9 +105,6 @@ def test_a_term_next_to_the_words_that_ask_for_it_is_kept():
 ])
 def test_a_count_of_some_words_or_of_a_letter_is_no_length_or_word_count(read):
     assert grounded(read, SOME_WORDS_TASK) is None
-    # a count of words in capitals, not of the answer's length
-    caps = grounded(item("word_count", "at least 12 words in all capital letters", 12, "at least"), SOME_WORDS_TASK)
-    assert (caps["kind"], caps["min"], caps["max"]) == ("caps_words", 12, None)
     assert grounded(item("letter_frequency", "let the letter z show up at least 5 times", 5, "at least", "z"),
                     SOME_WORDS_TASK)["kind"] == "letter_times"
     # a one-letter word in a quote that says "letter" elsewhere is still a word
@@ -200,3 +197,12 @@ def test_under_another_language_an_english_term_to_mention_is_not_checked_but_a_
     merged = merge(read, [{"kind": "language", "language": "Polish", "code": "pl", "read_by": "model", "quote": "q"}])
     assert [i.get("term") for i in merged if i["kind"] == "mentions"] == ["Marek"]
     assert len(merge(read, [])) == 2
+
+
+def test_a_word_count_of_words_in_capitals_counts_those_words_not_the_length():
+    caps = grounded(item("word_count", "at least 12 words in all capital letters", 12, "at least"), SOME_WORDS_TASK)
+    assert (caps["kind"], caps["min"], caps["max"]) == ("caps_words", 12, None)
+    # a length beside a wish for no shouting stays a length
+    task = "Write at least 300 words about my trip, and no all-caps shouting."
+    got = grounded(item("word_count", "Write at least 300 words about my trip", 300, "at least"), task)
+    assert (got["kind"], got["min"]) == ("words", 300)

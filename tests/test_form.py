@@ -423,7 +423,8 @@ def test_words_in_capitals_are_counted_and_those_past_the_limit_written_as_ordin
     memo = "URGENT: the lot closes FRIDAY. I said it before: NO parking on the grass.\n```\nSET MODE=ON\n```"
     assert "3 words in all capital letters (URGENT, FRIDAY, NO)" in form_problem(at_most, memo)
     fixed = fix_form([at_most], memo)
-    assert fixed == "URGENT: the lot closes FRIDAY. I said it before: No parking on the grass.\n```\nSET MODE=ON\n```"
+    # the last long ones go first; a short one (an acronym, perhaps) stays while a longer one can go
+    assert fixed == "URGENT: the lot closes Friday. I said it before: NO parking on the grass.\n```\nSET MODE=ON\n```"
     assert form_problem(at_most, fixed) is None
     at_least = {"kind": "caps_words", "min": 3, "max": None}
     assert "at least 3 words in ALL CAPS" in form_problem(at_least, fixed)
@@ -442,24 +443,39 @@ def test_a_one_sentence_part_of_each_item_is_no_sentence_count_of_the_answer():
     task = ("Suggest 6 board games as JSON: a list where each game has name, player_count, play_time_minutes, "
             "difficulty and a one-sentence why_its_good.")
     assert "sentences" not in kinds(task)
-    assert kinds("Give me a one-sentence summary of the book.")["sentences"] == {"kind": "sentences", "min": 1, "max": 1}
+    summary = kinds("Give me a one-sentence summary of the book.")["sentences"]
+    assert summary == {"kind": "sentences", "min": 1, "max": 1}
 
 
 def test_two_labelled_responses_with_the_separator_misplaced_are_separated_again():
     two = [{"kind": "two_responses"}]
     drafted = ("Short and direct:\n\"Hey, I had fun, but I don't feel a spark. Take care.\"\n\nWarmer and longer:\n"
-               "\"I've really enjoyed our dates, and you're so kind. I just don't feel the spark I'm looking for.\"\n\n******")
+               "\"I've really enjoyed our dates, and you're so kind. I just don't feel the spark I'm looking for.\""
+               "\n\n******")
     fixed = fix_form(two, drafted)
     assert form_problem(two[0], fixed) is None and "Short and direct" not in fixed
     first, second = [part.strip() for part in fixed.split("******")]
     assert first.startswith('"Hey, I had fun') and second.startswith('"I\'ve really enjoyed')
 
 
-def test_an_ending_after_a_colon_runs_to_the_lines_end_and_full_caps_are_capitals():
+def test_an_ending_after_a_colon_runs_to_the_lines_end():
     assert kinds("Use the word firm, and end with exactly: Let me know")["ends_with"]["text"] == "Let me know"
-    found = [i for i in read_instructions("Put at least 4 words in full caps for that energy.")
-             if i["kind"] in ("caps_words", "words")]
-    assert found == [{"kind": "caps_words", "min": 4, "max": None}]
+
+
+def test_full_caps_are_capitals_and_many_words_in_capitals_are_the_length():
+    def read(task):
+        return [i for i in read_instructions(task) if i["kind"] in ("caps_words", "words")]
+
+    assert read("Put at least 4 words in full caps for that energy.") == [{"kind": "caps_words", "min": 4, "max": None}]
+    assert read("Write an essay with at least 150 words in all caps.") == [{"kind": "words", "min": 150, "max": None}]
+    # capitalised words are not words in capitals
+    assert read("Words with capital letters should appear less than 4 times.") == []
+
+
+def test_words_in_capitals_written_as_ordinary_words_keep_their_apostrophes_and_acronyms_go_last():
+    at_most_two = [{"kind": "caps_words", "min": None, "max": 2}]
+    fixed = fix_form(at_most_two, "The FBI said STOP, DON'T WAIT, then MP3s LEAKED.")
+    assert fixed == "The FBI said Stop, Don't Wait, then MP3s Leaked."
 
 
 def test_a_count_of_all_caps_words_after_a_colon_is_read():

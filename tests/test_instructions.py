@@ -460,8 +460,8 @@ def test_a_chat_frame_is_only_an_announcement_or_a_remark_about_the_request():
     assert drop_chat_frame("Sure! Here are three names for your cat:\n\n- Miso\n- Pixel\n- Juniper") == \
         "- Miso\n- Pixel\n- Juniper"
     # after an assent, whatever piece it announces
-    assert drop_chat_frame("Certainly! Here's the back-cover blurb for your mystery:\n\n---\n\nA town holds its breath.") \
-        == "A town holds its breath."
+    framed = "Certainly! Here's the back-cover blurb for your mystery:\n\n---\n\nA town holds its breath."
+    assert drop_chat_frame(framed) == "A town holds its breath."
     assert drop_chat_frame("Here is the catch:\nnobody came.") == "Here is the catch:\nnobody came."
     assert drop_chat_frame("Roses bloom.\n\n---\n\nNote: the poem follows all of the task's instructions.") == \
         "Roses bloom."

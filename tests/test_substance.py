@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from hierplan.rules.substance import NOT_AN_ANSWER, echo_share, not_the_piece, substance_lost
 
 TASK = ("Write a blog post about moving to a small town for someone thinking about it. Keep it friendly and end it "
@@ -268,11 +270,14 @@ def test_a_reply_that_is_only_its_title_is_no_answer_unless_a_title_is_what_the_
 
 
 def test_a_rewrite_in_a_script_without_spaces_is_measured_by_its_characters():
-    task = "Write a short note to my neighbour apologising for the noise. She reads only Japanese, so write it in Japanese."
+    task = ("Write a short note to my neighbour apologising for the noise. She reads only Japanese, so write it in "
+            "Japanese.")
     english = ("Dear Mrs. Tanaka, I am so sorry about the noise from my party on Saturday night. It went on much "
                "later than I planned, and it will not happen again. Please enjoy these sweets.")
-    japanese = ("田中様、土曜日の夜はパーティーの音がうるさくて、本当に申し訳ありませんでした。思っていたより遅くまで"
-                "続いてしまいました。二度とこのようなことがないように気をつけます。ささやかですが、お菓子をどうぞ。")
+    japanese = ("田中様、土曜日の夜はパーティーの音がうるさくて、"
+                "本当に申し訳ありませんでした。思っていたより遅くまで"
+                "続いてしまいました。二度とこのようなことがないように"
+                "気をつけます。ささやかですが、お菓子をどうぞ。")
     assert substance_lost(english, japanese, task, [{"kind": "language", "language": "Japanese", "code": "ja"}]) is None
     assert substance_lost(english, "田中様、すみません。", task, []) is not None  # a line is still no note
 
@@ -289,3 +294,17 @@ def test_a_refusal_is_no_answer_and_a_rewrite_with_the_tasks_facts_replaces_it()
     # a sentence that says what the answer cannot do is part of an answer that goes on
     assert not_the_piece("I can't write the whole speech for you, but here is an opening you can build on: "
                          "friends, family, and the one person who never lets me win at cards.", task, []) is None
+
+
+@pytest.mark.parametrize("reply", [
+    "Unfortunately, we cannot provide refunds after 30 days. Best regards, Anna",  # the reply's own content
+    "I won't do it again, I promise. Love, Sam",
+    "I can't write poems like Keats, yet I try: the roses bloom and the river runs.",
+])
+def test_a_reply_that_says_what_someone_cannot_do_is_no_refusal(reply):
+    assert not_the_piece(reply, "Write a short note.", []) is None
+
+
+def test_a_refusal_with_an_offer_of_other_help_is_still_a_refusal():
+    reply = "I'm sorry, but I can't assist with that request. Is there anything else I can help you with?"
+    assert not_the_piece(reply, "Write my wedding vows.", []) is not None

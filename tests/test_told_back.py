@@ -47,7 +47,8 @@ def test_what_the_task_tells_the_answer_to_say_is_its_content_not_an_instruction
     task = ("Write the email cancelling my gym membership. Leave out the word \"sorry\". Then tack a P.S. on the end "
             "asking them to confirm the cancellation in writing and that no more payments will come out of my account.")
     told = _told(task)
-    said = "I would like you to confirm the cancellation in writing and that no more payments will come out of my account."
+    said = ("I would like you to confirm the cancellation in writing and that no more payments will come out of my "
+            "account.")
     assert problem(told, "Dear team,\n\nI am cancelling my membership.\n\nP.S. " + said) is None
     # the instruction itself, said back, still is
     assert problem(told, "Dear team, I am leaving. Then tack a P.S. on the end.")
@@ -72,3 +73,18 @@ def test_an_answer_that_is_all_instructions_said_back_is_left_to_the_reviser_not
 def test_what_is_dropped_leaves_no_run_of_empty_lines():
     text = "Dear Ann,\n\nThe heater is fixed.\n\n\n\n\nBest,\nBo"
     assert repair_by_program([], text) == "Dear Ann,\n\nThe heater is fixed.\n\nBest,\nBo"
+
+
+def test_an_instruction_with_a_verb_of_saying_in_it_is_still_an_instruction():
+    from hierplan.rules.told_back import instruction_part
+
+    for sentence in ["Write a thank-you note and keep it under 80 words.",
+                     "Don't ask questions; just write the ad in under 50 words."]:
+        assert instruction_part(sentence) == sentence
+
+
+def test_a_stop_after_an_abbreviation_ends_no_sentence_in_lowercase_text():
+    from hierplan.rules.told_back import sentences
+
+    assert sentences("write it for mr. smith please. keep it to approx. ten lines.") == [
+        "write it for mr. smith please.", "keep it to approx. ten lines."]

@@ -53,6 +53,7 @@ def step(i, instruction, tool="llm", title=None, expected="", **extra):
     ("What's the difference between a frost warning and a freeze warning, and what do I do for each one? "
      "Two paragraphs, with *** on its own line between them.", False),
     ("Each one of the 4 boxes holds 6 pens. How many pens are there?", True),
+    ("Walking at 3 miles an hour, how long does the one mile loop take?", True),  # "the one mile": a value
     ("What's the average weight of a 5 year old labrador? Say 'healthy' at least 2 times.", False),
     ("Sam has 3 cats and 2 dogs. How many pets does he have? Answer in one sentence.", True),
     ("A book has 120 pages. How many are left after reading 45? Reply in under 20 words.", True),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from hierplan.rules.form import request_beside
+from hierplan.rules.form import read_caps_words, request_beside
 from hierplan.rules.numbers import NUMBER_WORDS_RE, word_number
 from hierplan.rules.text import some_words
 
@@ -81,9 +81,6 @@ NEGATION_REACH = 3
 _WORDS_RE = re.compile(r"\bwords\b", re.I)
 # "fewer than 4 words in capitals": a case for some words, not for the whole answer
 _COUNTED_WORDS_RE = re.compile(r"(?:\d+|" + NUMBER_WORDS_RE.pattern + r")\s+(?:[\w'-]+\s+)?words?\b", re.I)
-# A quote about words in capitals ("all-caps words", "words in caps", "capitalized words").
-_CAPS_QUOTE_RE = re.compile(r"\ball[\s-]?caps\b|\bwords?\s+in\s+(?:all\s+|full\s+)?(?:caps|capitals|capital\s+letters|"
-                            r"upper[\s-]?case)\b|\b(?:caps|capitals|capital\s+letters|upper[\s-]?case)\s+words?\b", re.I)
 _POSTSCRIPT_MARKER_RE = re.compile(r"(?:p\.?\s*)+s\b\.?", re.I)
 # "less than 5" is at most 4; "more than 5" at least 6.
 _STRICT_BELOW_RE = re.compile(r"\b(?:less|fewer)\s+than\b|\bunder\b|\bbelow\b", re.I)
@@ -219,12 +216,10 @@ def _instruction(kind: str, n: int | None, bound: str | None, text: str, quote: 
               "bullet_count": ("bullets", "exactly"), "numbered_count": ("numbered", "exactly"),
               "heading_count": ("headings", "exactly")}
     if kind in counts:
-        if kind == "word_count" and _CAPS_QUOTE_RE.search(quote):
-            kind = "caps_word_count"  # "all-caps words: fewer than 3 of them" counts words in capitals
-        elif kind == "word_count" and _counts_some_words(quote, task):
+        if kind in ("word_count", "caps_word_count") and (caps := read_caps_words(quote)):
+            return caps  # "all-caps words: fewer than 3 of them" counts words in capitals, read as the patterns do
+        if kind == "caps_word_count" or _counts_some_words(quote, task):
             return None  # "10 words that start with q" counts some words, not the answer's length
-        if kind == "caps_word_count" and not _COUNTED_WORDS_RE.search(quote) and not _CAPS_QUOTE_RE.search(quote):
-            return None
         name, default = counts[kind]
         spec = None if n is None else _bounds(bound, n, quote, default)
         return None if spec is None else {"kind": name, **spec}

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hierplan.rules.text import LENGTH_BEFORE_RE
 from hierplan.rules.numbers import NUMBER_WORDS_PATTERN, RANGE_TO as _TO, word_number
+from hierplan.rules.text import CAPS_PHRASE, LENGTH_BEFORE_RE, MAX_CAPS_WORDS
 
 # A count: digits, a number in words (rules.numbers), or "a"/"an"/"single" for one.
 _N = r"(\d{1,4}|" + NUMBER_WORDS_PATTERN + r"|an?|single)"
@@ -226,13 +226,15 @@ _TWO_RE = re.compile(r"\b(?:two|2|both|pair)\b|\bseparat|\bdivid|\bsplit|\bbetwe
 _RELATION = (r"(at\s+least|no\s+fewer\s+than|no\s+less\s+than|a\s+minimum\s+of|minimum\s+of|more\s+than|over|"
              r"less\s+than|fewer\s+than|under|at\s+most|no\s+more\s+than|up\s+to|a\s+maximum\s+of|maximum\s+of|"
              r"exactly|precisely)")
+# "a one-sentence summary": the answer's length, unless it names a part of each item
+_N_SENTENCE_RE = re.compile(r"\b()" + _N + r"-sentence\b", re.I)
 _SENTENCES_RES = (
     (re.compile(r"\b" + _RELATION + r"\s+(?:a\s+total\s+of\s+)?" + _N + r"\s+sentences?\b", re.I), None),
     (re.compile(r"\b()" + _N + r"\s+sentences?\s+(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?)\b", re.I), "at most"),
     (re.compile(r"\b()" + _N + r"\s+(?:or\s+more\s+sentences|sentences?\s+or\s+more)\b", re.I), "at least"),
     (re.compile(r"\b(?:in|of|with|using|use|write|keep\s+it\s+to|limit\s+(?:it|yourself)\s+to)\s+()" + _N
                 + r"\s+sentences?\b(?!\s+or\b)", re.I), "exactly"),
-    (re.compile(r"\b()" + _N + r"-sentence\b", re.I), "exactly"),
+    (_N_SENTENCE_RE, "exactly"),
 )
 _SENTENCE_RANGE_RE = re.compile(r"\bbetween\s+" + _N + r"\s+and\s+" + _N + r"\s+sentences\b|\b" + _N
                                 + _TO + _N + r"\s+sentences\b", re.I)
@@ -262,25 +264,21 @@ _LETTER_TIMES_RE = re.compile(r"\bletter\s+[\"'\u201c\u2018]?([a-z])\b[\"'\u201d
 # for at least 4 words". A count before "words in all caps" after "of" ("a story of at most 200 words in all caps")
 # is the piece's length, with a case for all of it (rules.text.LENGTH_BEFORE_RE).
 _CAPS_WORDS = r"(?:all[\s-]?caps|upper[\s-]?case|capital[\s-]letter|block[\s-]capital)"
-_CAPS_IN = (r"(?:be\s+|are\s+)?(?:written\s+|typed\s+)?in\s+(?:all\s+|full\s+)?(?:caps|capitals|capital\s+letters|"
-            r"upper[\s-]?case|block\s+capitals)\b")
+_CAPS_IN = r"(?:be\s+|are\s+)?(?:written\s+|typed\s+)?in\s+(?:all\s+|full\s+)?" + CAPS_PHRASE + r"\b"
 # "words in caps may show up at most 5 times", "limit the number of all-caps words to 4"
-_CAPS_NOUN = (r"(?:words?\s+(?:with|in|written\s+in)\s+(?:all\s+)?(?:capital\s+letters|caps|capitals|upper[\s-]?case)|"
-              r"all[\s-]?caps\s+words?)")
+_CAPS_NOUN = r"(?:words?\s+(?:in|written\s+in)\s+(?:all\s+|full\s+)?" + CAPS_PHRASE + r"|all[\s-]?caps\s+words?)"
 _CAPS_WORDS_RES = (
     re.compile(r"\b" + _RELATION + r"\s+" + _N + r"\s+(?:words?\s+" + _CAPS_IN + r"|" + _CAPS_WORDS
                + r"\s+words?\b)", re.I),
     re.compile(r"\b()" + _N + r"\s+(?:words?\s+" + _CAPS_IN + r"|" + _CAPS_WORDS + r"\s+words?\b)", re.I),
-    re.compile(r"\b(?:all[\s-]?caps|capital\s+letters|capitals|upper[\s-]?case)\s+(?:for|on)\s+" + _RELATION + r"?\s*"
-               + _N + r"\s+words?\b", re.I),
-    re.compile(r"\b" + _CAPS_NOUN + r"\b[^.!?\n]{0,40}?\b(?:appear|occur|show\s+up|be\s+used|are\s+used)\w*\s+" + _RELATION
-               + r"?\s*" + _N + r"\s+times\b", re.I),
+    re.compile(r"\b(?:all[\s-]?)?" + CAPS_PHRASE + r"\s+(?:for|on)\s+" + _RELATION + r"?\s*" + _N + r"\s+words?\b",
+               re.I),
+    re.compile(r"\b" + _CAPS_NOUN + r"\b[^.!?\n]{0,40}?\b(?:appear|occur|show\s+up|be\s+used|are\s+used)\w*\s+"
+               + _RELATION + r"?\s*" + _N + r"\s+times\b", re.I),
     # "go easy on all-caps words: fewer than 3 of them"
     re.compile(r"\b" + _CAPS_NOUN + r"\s*[:,(-]\s*" + _RELATION + r"\s+" + _N + r"\b", re.I),
     re.compile(r"\blimit\s+the\s+number\s+of\s+" + _CAPS_NOUN + r"\s+to\s+" + _RELATION + r"?\s*" + _N + r"\b", re.I),
 )
-MAX_CAPS_WORDS = 100
-"""A count of words in capitals above this is the piece's length ("300 words in all caps"), not a count of some."""
 _STOPWORDS = frozenset("should must to will would can appear appears occur in that the a an be is are of and or "
                        "you your it this which".split())
 
@@ -483,8 +481,7 @@ def _sentences(task: str) -> list[dict[str, Any]]:
             # "less than a total of 10 sentences" is read once, not again as "of 10 sentences"
             # "each game has a name, a player count and a one-sentence reason": the adjective names a part, however
             # far the "each" stands before it in the clause
-            if m.re is _SENTENCES_RES[-1][0] and re.search(r"\b(?:each|every|per)\b", _clause_before(task, m.start()),
-                                                          re.I):
+            if m.re is _N_SENTENCE_RE and re.search(r"\beach\b", _clause_before(task, m.start()), re.I):
                 continue
             if not _per_part(task, m) and not any(m.start() < end and start < m.end() for start, end in read):
                 read.append(m.span())
@@ -506,7 +503,7 @@ def _negated(task: str, m: re.Match) -> bool:
                                                              m.group(0), re.I))
 
 
-def _caps_words(task: str) -> dict[str, Any] | None:
+def read_caps_words(task: str) -> dict[str, Any] | None:
     """How many words in capital letters the answer may or must have, where the task counts them."""
     for k, pattern in enumerate(_CAPS_WORDS_RES):
         for m in pattern.finditer(task):
@@ -577,7 +574,7 @@ def read_form(task: str) -> list[dict[str, Any]]:
             if relation is None and (after := _RELATION_AFTER_RE.match(task, m.end())):
                 relation = "at most" if after.group("most") else "at least"  # "two times at most"
             found.append({"kind": "word_times", "word": word, **_times(relation, n, _negated(task, m))})
-    if caps := _caps_words(task):
+    if caps := read_caps_words(task):
         found.append(caps)
     for m in _LETTER_TIMES_RE.finditer(task):
         found.append({"kind": "letter_times", "letter": m.group(1).lower(),

@@ -26,8 +26,11 @@ _HIGHLIGHT_RE = re.compile(r"(?<!\*)\*[^\n*]+\*(?!\*)|\*\*[^\n*]+\*\*")
 _LINE_START_RE = re.compile(r"^(\s*(?:[-+\u2022]|\d{1,3}[.)](?=\s))?\s*)(.*)$")
 
 
-# A word in capital letters: two letters or more, all capitals ("URGENT", "FYI"; not "I" or "A").
-_CAPS_WORD_RE = re.compile(r"(?<![^\W\d_])[^\W\d_a-z]{2,}(?![^\W\d_])")
+# A word in capital letters: two letters or more, all capitals ("URGENT", "DON'T", "FYI"; not "I" or "A").
+_CAPS_WORD_RE = re.compile(r"(?<![^\W\d_])[^\W\d_a-z]{2,}(?:['\u2019][^\W\d_a-z]+)?(?![^\W\d_])")
+ACRONYM_LETTERS = 3
+"""A word in capitals this short may be an acronym (FBI, MP3): written as an ordinary word only when the longer
+ones are not enough."""
 
 
 def caps_words(text: str) -> list[str]:
@@ -36,23 +39,26 @@ def caps_words(text: str) -> list[str]:
 
 
 def _fewer_caps(text: str, most: int) -> str:
-    """``text`` with the words in capitals after the first ``most`` written as ordinary words ("URGENT" ->
-    "Urgent"), outside code: the words stay, only their case changes."""
-    seen = 0
-
-    def case(m: re.Match) -> str:
-        nonlocal seen
-        if not m.group(0).isupper():
-            return m.group(0)
-        seen += 1
-        return m.group(0) if seen <= most else m.group(0).capitalize()
-
-    out, fenced = [], False
-    for line in text.split("\n"):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        out.append(line if fenced or line.lstrip().startswith("```") else _CAPS_WORD_RE.sub(case, line))
-    return "\n".join(out)
+    """``text`` with only ``most`` words in capitals: the others written as ordinary words ("URGENT" -> "Urgent",
+    "DON'T" -> "Don't"), the last ones first and acronym-short ones last, outside code; the words stay, only their
+    case changes."""
+    prose_spans, pos = [], 0
+    for m in re.finditer(r"(?ms)^[ \t]*```.*?(?:^[ \t]*```[ \t]*$|\Z)", text):
+        prose_spans.append((pos, m.start()))
+        pos = m.end()
+    prose_spans.append((pos, len(text)))
+    found = [m for a, b in prose_spans for m in _CAPS_WORD_RE.finditer(text, a, b) if m.group(0).isupper()]
+    over = len(found) - most
+    if over <= 0:
+        return text
+    order = sorted(found, key=lambda m: (len(m.group(0)) <= ACRONYM_LETTERS, -m.start()))
+    demoted = {m.start(): m for m in order[:over]}
+    out, pos = [], 0
+    for start in sorted(demoted):
+        m = demoted[start]
+        out += [text[pos:start], m.group(0).capitalize()]
+        pos = m.end()
+    return "".join(out) + text[pos:]
 
 
 _TITLE_LABEL_RE = re.compile(r"<<\s*(?:title\s*:\s*)?[\"'\u201c\u2018]([^<>\n\"\u201d]+)[\"'\u201d\u2019]\s*>>"

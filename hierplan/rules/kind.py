@@ -33,8 +33,9 @@ NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 # Each value the task gives ("3.50", "1,200" and "twelve" once each).
 VALUE_RE = re.compile(rf"\d+(?:[.,]\d+)*|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 # "one" as a pronoun gives no value: "each one", "this one", "the one", "which one".
-_PRONOUN_ONE_RE = re.compile(r"\b(?:each|every|this|that|the|which|any|no|another|some|a\s+(?:good|new|big|small)|"
-                             r"little|other)\s+one\b", re.IGNORECASE)
+_PRONOUN_ONE_RE = re.compile(r"\b(?:each|every|which|another|little|other)\s+one\b|\b(?:this|that|the|any|no|some)\s+"
+                             r"one\b(?=\s+(?:on|in|that|who|which|with|for|at|of|is|was)\b|\s*[,.?!;:)]|\s*$)",
+                             re.IGNORECASE)
 
 _QUANTITY_NOUNS = (r"total|sum|difference|product|quotient|average|mean|median|cost|costs|price|value|number|"
                    r"amount|percentage|percent|ratio|rate|area|perimeter|volume|speed|distance|profit|loss|"

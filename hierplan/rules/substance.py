@@ -75,14 +75,14 @@ UNSPACED_CHARS_PER_WORD = 2
 _UNSPACED_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u0e00-\u0e7f]")
 NOT_AN_ANSWER = "it repeats the task's words instead of answering it: write the piece the task asks for"
 REFUSED = "it declines the task instead of doing it: write what the task asks for"
-MAX_REFUSAL_WORDS = 30
-_GOES_ON_RE = re.compile(r"\b(?:but|however|here|instead)\b", re.I)  # "I can't write it all, but here is ..."
-"""A reply this short that says it cannot help is a refusal, not an answer."""
-# "I'm sorry, but I can't assist with that request.", "Sorry, I am unable to help with this."
-_REFUSAL_RE = re.compile(r"^\W*(?:(?:i'?m|i\s+am)\s+(?:so\s+|very\s+)?sorry|sorry|i\s+apologi[sz]e|unfortunately)?"
-                         r"[^.!?\n]{0,40}?\b(?:can'?t|cannot|can\s+not|am\s+unable\s+to|'m\s+unable\s+to|"
-                         r"am\s+not\s+able\s+to|won'?t)\s+(?:assist|help|comply|fulfil+|provide|do|write|create|"
-                         r"complete)\b", re.I)
+# The whole reply a refusal: "I'm sorry, but I can't assist with that request." (and an offer of other help); "I
+# can't write poems like Keats, yet I try: ..." goes on, and "we cannot provide refunds" is a reply's content.
+_REFUSAL_RE = re.compile(
+    r"^\W*(?:(?:i'?m|i\s+am)\s+(?:so\s+|very\s+|really\s+)?sorry|sorry|i\s+apologi[sz]e)?[\s,.!]*(?:but\s+)?"
+    r"i(?:\s+|'m\s+|\s+am\s+)(?:can'?t|cannot|can\s+not|unable\s+to|not\s+able\s+to)\s+(?:assist|help|comply|"
+    r"fulfil+|provide|write|create|complete)\b(?:\s+(?:you\s+)?(?:with\s+)?(?:that|this|it|your|the|such)\b"
+    r"(?:(?!\b(?:but|yet|however|here|instead)\b)[^.!?\n])*)?"
+    r"[.!]?(?:\s+(?:is\s+there\s+anything\s+else|let\s+me\s+know|if\s+you\s+have)[^\n]*)?\s*$", re.I)
 ONLY_PARTS = ("it is only {parts}, with no answer besides: write the answer the task asks for, with {parts} as "
               "well")
 TOO_SHORT = ("it has only {n} words{besides}, which is not the {piece} the task asks for: write the whole {piece}, "
@@ -103,8 +103,8 @@ def _asked(instructions: Iterable[dict[str, Any]]) -> list[str]:
 def _words(text: str) -> list[str]:
     """Every word of ``text``, those inside code fences too (a proposal asked as JSON is all in its fence). A run of
     a script written without spaces (Chinese, Japanese, Thai) counts a word every UNSPACED_CHARS_PER_WORD
-    characters: as one word, a note in Japanese was "16 words" against the English draft's 30, and was rejected
-    as a piece dropped."""
+    characters: as one word, a note in Japanese counted as a handful of words against an English draft, and was
+    rejected as a piece dropped."""
     found = []
     for word in words(_FENCE_LINE_RE.sub("", text)):
         if _UNSPACED_RE.search(word):
@@ -216,8 +216,7 @@ def not_the_piece(answer: str, task: str, instructions: Iterable[dict[str, Any]]
     of writing, or a list where it names a piece in sentences or verse), or None. Judged on every answer the loop may keep, the draft included."""
     instructions = list(instructions)
     asked = _asked(instructions)
-    refusal = _REFUSAL_RE.search(answer.strip()) if len(_words(answer)) <= MAX_REFUSAL_WORDS else None
-    if refusal and not _GOES_ON_RE.search(answer.strip()[refusal.end():]):
+    if _REFUSAL_RE.match(answer.strip()):
         return REFUSED
     if len(_words(answer)) >= MIN_ECHO_WORDS and echo_share(answer, task, asked) > ECHO_LIMIT:
         return NOT_AN_ANSWER

@@ -13,11 +13,14 @@ PYTHON_LABELS = ("", "python", "py", "python3")
 # not its length ("a story of at most 200 words in all caps" is its length).
 _SOME_WORDS_AFTER_RE = re.compile(r"\s+(?:that\s+(?:start|starts|begin|begins|end|ends|rhyme)|starting\s+with|"
                                   r"beginning\s+with|ending\s+(?:with|in))\b", re.I)
-_CAPS_AFTER_RE = re.compile(r"\s+(?:(?:written\s+)?in\s+)?(?:all\s+|full\s+)?(?:capital\s+letters|capitals|caps|"
-                            r"upper[\s-]?case)\b", re.I)
+# How a task names letters in capitals ("caps", "capital letters", "upper-case", "block capitals").
+CAPS_PHRASE = r"(?:caps|capitals|capital\s+letters|upper[\s-]?case(?:\s+letters)?|block\s+capitals)"
+_CAPS_AFTER_RE = re.compile(r"\s+(?:(?:written\s+)?in\s+)?(?:all\s+|full\s+)?" + CAPS_PHRASE + r"\b", re.I)
+MAX_CAPS_WORDS = 100
+"""A count of words in capitals above this is the piece's length ("150 words in all caps"), not a count of some."""
 # "a story of at most 200 words in all caps", "in 50 words in capitals": the piece's length, its case for all of it.
 LENGTH_BEFORE_RE = re.compile(r"\b(?:of|in)\s+$", re.I)
-_CAPS_BEFORE_RE = re.compile(r"\b(?:all[\s-]?caps|capital\s+letters|capitals|upper[\s-]?case)\s+(?:for|on)\s+$", re.I)
+_CAPS_BEFORE_RE = re.compile(r"\b(?:all[\s-]?)?" + CAPS_PHRASE + r"\s+(?:for|on)\s+$", re.I)
 _HAVE_BEFORE_RE = re.compile(r"\b(?:use|uses|using|include|includes|including|contain|contains|containing|have|has|"
                              r"having)\b[^.!?\n]*$", re.I)
 
@@ -28,7 +31,11 @@ def some_words(text: str, start: int, end: int) -> bool:
     after = text[end:]
     if _SOME_WORDS_AFTER_RE.match(after):
         return True
-    # "use at least 10 words in all caps", "No more than 3 words in all caps.": words in capitals counted
+    # "use at least 10 words in all caps", "No more than 3 words in all caps.": words in capitals counted, unless
+    # too many to be some ("at least 150 words in all caps" is the piece's length)
+    counts = [int(n) for n in re.findall(r"\d+", text[start:end])]
+    if counts and max(counts) > MAX_CAPS_WORDS:
+        return False
     before = text[max(0, start - 60):start]
     if _CAPS_BEFORE_RE.search(before):
         return True  # "all caps for at least 4 words"

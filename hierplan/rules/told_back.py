@@ -20,9 +20,10 @@ from hierplan.rules.text import words
 MIN_TOLD_WORDS = 6
 # What the task tells the answer to say is the answer's content, not an instruction to the writer: "add a P.S.
 # asking them to confirm the cancellation in writing", "end by inviting him over for a barbecue". Said in the
-# answer, it is the piece doing as asked.
-_TO_SAY_RE = re.compile(r"\b(?:ask(?:ing)?|tell(?:ing)?|invit(?:e|ing)|remind(?:ing)?|thank(?:ing)?|say(?:ing)?|"
-                        r"that\s+says|let(?:ting)?\s+\w+\s+know|explain(?:ing)?|wish(?:ing)?)\b.*$", re.I)
+# answer, it is the piece doing as asked. Only the -ing forms: "keep it short" after "a thank-you note" or "don't
+# ask questions" is an instruction.
+_TO_SAY_RE = re.compile(r"\b(?:asking|telling|inviting|reminding|thanking|saying|wishing|explaining|that\s+says|"
+                        r"letting\s+\w+\s+know)\b.*$", re.I)
 TOLD_SHARE = 0.6
 _GRAM = 4
 # A sentence ends after its stop, before the next one's first word, whatever its case: a task typed all in
@@ -31,8 +32,18 @@ _GRAM = 4
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[*])|(?<=[a-z]{2}[.!?])\s+(?=[a-z])")
 
 
+# A stop after one of these ends no sentence: "mr. smith", "approx. ten lines".
+_ABBREVIATION_END_RE = re.compile(r"\b(?:mr|mrs|ms|dr|st|jr|sr|prof|approx|fig|etc|vs|no|inc|ltd|co)\.$", re.I)
+
+
 def sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_END_RE.split(" ".join(text.split())) if s.strip()]
+    merged: list[str] = []
+    for piece in _SENTENCE_END_RE.split(" ".join(text.split())):
+        if merged and _ABBREVIATION_END_RE.search(merged[-1]):
+            merged[-1] += " " + piece
+        else:
+            merged.append(piece)
+    return [s for s in merged if s.strip()]
 
 
 def _grams(text: str) -> set[tuple[str, ...]]:
