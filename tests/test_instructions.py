@@ -569,3 +569,11 @@ def test_a_quote_mark_as_the_first_and_last_character_wraps_the_whole_answer():
     for task in ["The first character of each line should be a dash and the last a period.",
                  "Put the first and last names in bold."]:
         assert {"kind": "quoted"} not in read_instructions(task), task
+
+
+def test_the_steps_to_mark_are_passages_not_a_count_of_the_lists_items():
+    task = ("Walk me through getting the outside faucet ready for winter, and put asterisks around the 2 steps I "
+            "absolutely can't skip.")
+    assert not [i for i in read_instructions(task) if i["kind"] in ("items", "bullets", "numbered")]
+    assert not [i for i in read_instructions("Highlight the 3 tips that matter most.") if i["kind"] == "items"]
+    assert read_instructions("Give me 5 steps to fix it.") == [{"kind": "items", "min": 5, "max": 5}]

@@ -69,7 +69,8 @@ ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
 
 
 # A count of sections to highlight, italicise or bold is of marked passages, not of headings.
-_MARKED_BEFORE_RE = re.compile(r"\b(?:highlight|italici[sz]e|emphasi[sz]e|bold|mark)\w*\b[^.!?\n]*$", re.I)
+_MARKED_BEFORE_RE = re.compile(r"(?:\b(?:highlight|italici[sz]e|emphasi[sz]e|bold|mark)\w*|\basterisks?\s+(?:around|on)|"
+                               r"\bstars?\s+(?:around|on))\b[^.!?\n]*$", re.I)
 _EACH_RE = re.compile(r"\beach\b", re.I)
 _PER_PART_AFTER_RE = re.compile(r"\s*(?:each|apiece|per\s+\w+|(?:in|on|for|about|of)\s+(?:each|every)|a\s+(?:day|week|"
                                 r"month|year|section|paragraph|person|chapter|topic))\b", re.I)
@@ -144,8 +145,9 @@ def read_instructions(task: str) -> list[dict[str, Any]]:
         spec = {"kind": _list_kind(m.group(4)), "min": lo, "max": hi}
         if _PER_PART_AFTER_RE.match(task, m.end()):
             continue  # "2 tips per day", "3 examples for each": a count per part the task does not number
-        if spec["kind"] == "headings" and _MARKED_BEFORE_RE.search(task[max(0, m.start() - 40):m.start()]):
-            continue  # "highlight at least 3 sections": passages to mark (rules.form), not headings
+        if _MARKED_BEFORE_RE.search(task[max(0, m.start() - 40):m.start()]):
+            continue  # "highlight at least 3 sections", "put asterisks around the 2 steps": passages to mark
+            # (rules.form), not headings or a list's count
         # "two sections ..., each with exactly 3 bullet points": counted per section, so in all once they are known
         (per_section if _EACH_RE.search(task[max(0, m.start() - 24):m.start()]) else found).append(spec)
     for m in _PAREN_COUNT_RE.finditer(task):
