@@ -33,12 +33,12 @@ def requirements_note(requirements: list[dict]) -> str:
 
 def aggregator_messages(state: AgentState) -> list:
     results = state.get("results") or []
-    if state["kind"] != NUMERIC and state.get("plan_source") == "rule":
-        # One piece of writing, planned by rule: drafted as the person asked it, so that the checks that follow
-        # change only what breaks the task's instructions. Told the task as "Task:" with its requirements listed,
-        # the draft read worse than the model's plain reply where no check changed it (bench/notes/eval-notebook.md).
-        return plain_messages(asked(state))
     if state["kind"] != NUMERIC:
+        if state.get("plan_source") == "rule":
+            # One piece of writing, planned by rule: drafted as the person asked it, so that the checks that follow
+            # change only what breaks the task's instructions. Told the task as "Task:" with its requirements
+            # listed, the draft read worse than the model's plain reply where no check changed it (the notebook).
+            return plain_messages(asked(state))
         # a step left to the final answer (tool "none") is no material: shown, a small model copied its
         # instruction as the reply
         material = [r for r in results if r.get("tool") != "none"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import json_repair
 
-from hierplan.rules.text import split_code
+from hierplan.rules.text import prose_spans, split_code
 
 PROGRAM_FIXES = ("paragraphs", "sections", "two_responses", "highlights", "ends_with", "no_commas", "json",
                  "repeat_request", "title", "caps_words", "lowercase", "uppercase", "quoted")
@@ -42,12 +42,7 @@ def _fewer_caps(text: str, most: int) -> str:
     """``text`` with only ``most`` words in capitals: the others written as ordinary words ("URGENT" -> "Urgent",
     "DON'T" -> "Don't"), the last ones first and acronym-short ones last, outside code; the words stay, only their
     case changes."""
-    prose_spans, pos = [], 0
-    for m in re.finditer(r"(?ms)^[ \t]*```.*?(?:^[ \t]*```[ \t]*$|\Z)", text):
-        prose_spans.append((pos, m.start()))
-        pos = m.end()
-    prose_spans.append((pos, len(text)))
-    found = [m for a, b in prose_spans for m in _CAPS_WORD_RE.finditer(text, a, b) if m.group(0).isupper()]
+    found = [m for a, b in prose_spans(text) for m in _CAPS_WORD_RE.finditer(text, a, b) if m.group(0).isupper()]
     over = len(found) - most
     if over <= 0:
         return text

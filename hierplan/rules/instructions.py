@@ -69,8 +69,8 @@ ALWAYS: tuple[dict[str, Any], ...] = ({"kind": "no_repeats"},)
 
 
 # A count of sections to highlight, italicise or bold is of marked passages, not of headings.
-_MARKED_BEFORE_RE = re.compile(r"(?:\b(?:highlight|italici[sz]e|emphasi[sz]e|bold|mark)\w*|\basterisks?\s+(?:around|on)|"
-                               r"\bstars?\s+(?:around|on))\b[^.!?\n]*$", re.I)
+_MARKED_BEFORE_RE = re.compile(r"(?:\b(?:highlight|italici[sz]e|emphasi[sz]e|bold|mark)\w*|"
+                               r"\b(?:asterisks?|stars?)\s+(?:around|on))\b[^.!?\n]*$", re.I)
 _EACH_RE = re.compile(r"\beach\b", re.I)
 _PER_PART_AFTER_RE = re.compile(r"\s*(?:each|apiece|per\s+\w+|(?:in|on|for|about|of)\s+(?:each|every)|a\s+(?:day|week|"
                                 r"month|year|section|paragraph|person|chapter|topic))\b", re.I)

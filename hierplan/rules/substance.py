@@ -180,11 +180,10 @@ def substance_lost(kept: str, rewrite: str, task: str, instructions: Iterable[di
     if new_words < floor:
         return f"the rewrite has {new_words} words where the kept answer had {kept_words}: it dropped the piece"
     asked = _asked(instructions)
-    kept_no_piece = not_the_piece(kept, task, instructions) is not None
-    # the task's own facts in a rewrite are no loss against an answer that is no piece at all (a refusal)
-    if echo_share(rewrite, task, asked) > echo_share(kept, task, asked) + ECHO_MARGIN and not (
-            kept_no_piece and not not_the_piece(rewrite, task, instructions)):
-        return "the rewrite repeats the task's words instead of answering it"
+    if echo_share(rewrite, task, asked) > echo_share(kept, task, asked) + ECHO_MARGIN:
+        # the task's own facts in a rewrite are no loss against an answer that is no piece at all (a refusal)
+        if not not_the_piece(kept, task, instructions) or not_the_piece(rewrite, task, instructions):
+            return "the rewrite repeats the task's words instead of answering it"
     if is_list(rewrite) and not is_list(kept) and not _asks_list(instructions, task):
         return "the rewrite turned the piece into a list the task did not ask for"
     if (why := not_the_piece(rewrite, task, instructions)) and not not_the_piece(kept, task, instructions):

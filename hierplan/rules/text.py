@@ -46,6 +46,15 @@ _FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t
 _WORD_RE = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 
 
+def prose_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) spans of ``text`` outside its fenced code blocks, as split_code sees them."""
+    spans, pos = [], 0
+    for m in _FENCE_RE.finditer(text):
+        spans.append((pos, m.start()))
+        pos = m.end()
+    return [*spans, (pos, len(text))]
+
+
 def split_code(text: str) -> tuple[str, list[tuple[str, str]]]:
     """(the prose with fenced blocks removed, [(label, code)] of each fenced block). An unclosed fence runs
     to the end (a reply cut at the token budget)."""
