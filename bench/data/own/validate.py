@@ -1,5 +1,5 @@
-"""Checks bench/data/own/ifeval_own1.jsonl, ifeval_own2.jsonl, ifeval_own3.jsonl, ifeval_own4.jsonl and
-ifeval_own5.jsonl against lm-eval's IFEval checkers (stdlib + bench/ifeval_checkers.py).
+"""Checks bench/data/own/ifeval_own1.jsonl, ifeval_own2.jsonl, ifeval_own3.jsonl, ifeval_own4.jsonl,
+ifeval_own5.jsonl and ifeval_own6.jsonl against lm-eval's IFEval checkers (stdlib + bench/ifeval_checkers.py).
 
     .venv/bin/python bench/data/own/validate.py [path.jsonl ...]
 
@@ -26,6 +26,7 @@ SETS = [
     (HERE / "ifeval_own3.jsonl", 900201),
     (HERE / "ifeval_own4.jsonl", 900301),
     (HERE / "ifeval_own5.jsonl", 900401),
+    (HERE / "ifeval_own6.jsonl", 900501),
 ]
 N_ROWS = 40
 FIELDS = ["row", "key", "prompt", "instruction_id_list", "kwargs"]
