@@ -13,7 +13,9 @@ The task a system sees is the question, its constraints and its answer format, a
 Scored as the benchmark's own closed-form scorer does (hierplan.eval.scoring.score_named): every ``@name[value]``
 of the answer; a question is right (ABQ) when all its named answers are. The parts are drawn once, before any
 tuning (seed 40 over the dev ids): ``tune`` the first 25, ``validate`` the next 80, ``fresh`` the other 110 (kept
-for a second validation once validate had been looked at); a part is never tuned on after it has been looked at. The baseline prompt below is a baseline, not product.
+for a second validation once validate had been looked at); a part is never tuned on after it has been looked at.
+``own1``: 60 new questions in the same form over the dev tables (bench/data/own_tables/README.md), once every dev
+question had been looked at. The baseline prompt below is a baseline, not product.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ TASKS_DIR = ROOT / "bench-out" / "dabench"
 PART_SEED = 40
 # fresh: the rest, drawn with the others but first run only after validate had been looked at (a second validation)
 PARTS = {"tune": slice(0, 25), "validate": slice(25, 105), "fresh": slice(105, None)}
+# Sets in DABench's form written for this project by helpers that did not read the product (their README says how),
+# over the dev tables: run whole, in file order.
+OWN = {"own1": ROOT / "bench" / "data" / "own_tables" / "dabench_own1.jsonl"}
 SYSTEMS = ("program", "hierplan")
 
 PROGRAM_SYSTEM = ("You answer questions about the user's data file by writing one Python program. The file is at "
@@ -58,12 +63,15 @@ def write_tasks(out: Path = TASKS_DIR) -> dict[str, Path]:
     random.Random(PART_SEED).shuffle(ids)
     by_id = {r["id"]: r for r in rows}
     out.mkdir(parents=True, exist_ok=True)
+    parts = {part: [by_id[i] for i in ids[cut]] for part, cut in PARTS.items()}
+    parts.update({part: [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+                  for part, path in OWN.items()})
     paths = {}
-    for part, cut in PARTS.items():
-        lines = [json.dumps({"id": i, "question": task_text(by_id[i]),
-                             "files": [str((DABENCH / "tables" / by_id[i]["file_name"]).resolve())],
-                             "answers": by_id[i]["answers"], "level": by_id[i]["level"]})
-                 for i in ids[cut]]
+    for part, part_rows in parts.items():
+        lines = [json.dumps({"id": r["id"], "question": task_text(r),
+                             "files": [str((DABENCH / "tables" / r["file_name"]).resolve())],
+                             "answers": r["answers"], "level": r["level"]})
+                 for r in part_rows]
         paths[part] = out / f"{part}.jsonl"
         paths[part].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return paths
@@ -103,6 +111,18 @@ HIERPLAN_KEYS = ("final", "predicted", "correct", "sub_right", "sub_total", "sec
                  "plan_source", "steps", "python_steps", "python_ok", "model_calls", "error")
 
 
+def programs_run(graph, thread_id: str) -> dict[str, Any]:
+    """What the run's programs wrote and printed, and the vote: to read a question's losses afterwards."""
+    values = graph.get_state({"configurable": {"thread_id": thread_id}}).values or {}
+
+    def brief(attempt: dict[str, Any]) -> dict[str, Any]:
+        return {"code": attempt.get("code"), "ok": attempt.get("ok"), "stdout": (attempt.get("stdout") or "")[:800],
+                "error": (attempt.get("error") or "")[:400]}
+
+    steps = [brief(a) for r in values.get("results") or [] for a in r.get("attempts") or []]
+    return {"steps": steps, "checks": [brief(a) for a in values.get("checks") or []], "vote": values.get("vote")}
+
+
 def make_run_one(ids: dict[int, int]):
     def run_one(system: str, task, *, model, graph, seed: int, run_code) -> dict[str, Any]:
         if system == "hierplan":
@@ -110,6 +130,7 @@ def make_run_one(ids: dict[int, int]):
 
             full = evaluate_task(graph, task, f"dabench-{task.index}")
             body = {k: full.get(k) for k in HIERPLAN_KEYS}
+            body["programs"] = programs_run(graph, f"dabench-{task.index}")
         else:
             body = run_program(model, task, seed, run_code)
         return {"system": system, "index": task.index, "id": ids[task.index], "expected": task.expected_answer,
@@ -166,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("tasks")
     r = sub.add_parser("run")
-    r.add_argument("--part", choices=sorted(PARTS), required=True)
+    r.add_argument("--part", choices=sorted([*PARTS, *OWN]), required=True)
     r.add_argument("--limit", type=int)
     r.add_argument("--start", type=int, default=1,
                    help="the part's first question to run (1-based): the rest of a part an earlier run stopped in")

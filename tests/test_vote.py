@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from hierplan import SamplingConfig, build_graph
 from hierplan.nodes import prompts
 from hierplan.config import MAX_TIE_BREAKS, WARM_TEMPERATURE
-from hierplan.rules.vote import has_majority, tally
+from hierplan.rules.vote import has_majority, names_spelled, tally
 from hierplan.tools import run_python
 
 # Two questions, so the plan keeps its steps (one question is one program: rules.plan).
@@ -134,3 +134,15 @@ def test_majority_and_tally_rules():
     assert tally(["10", None, None]) == (0, 1)  # every check failed: the plan's
     with pytest.raises(ValueError, match="no program printed a number"):
         tally([None, None])
+
+
+def test_of_programs_that_agree_the_one_labelling_its_values_as_the_task_names_them_is_kept():
+    task = "Report the spread as @spread_ratio[value] and the trend as @trend_word[word]."
+    assert names_spelled(task, "@0.83[up]") == 0
+    assert names_spelled(task, "@spread_ratio[0.83] @trend_word[up]") == 2
+    assert names_spelled(task, "Spread_Ratio: 0.83") == 1
+    assert names_spelled("What is the mean price?", "mean_price 3") == 0  # the task spells no such name
+    # the two that print 0.83 and up agree; the second labels them as asked
+    assert tally(["0.83 up", "0.83 up", "0.9 up"], [0, 2, 2]) == (1, 2)
+    assert tally(["0.83 up", "0.83 up"], [1, 1]) == (0, 2)  # equally labelled: the first
+    assert tally(["0.9 up", "0.83 up", "0.83 up"], [2, 0, 0]) == (1, 2)  # the label never outweighs the votes

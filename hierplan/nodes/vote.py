@@ -20,7 +20,7 @@ from hierplan.options import RunOptions, run_options
 from hierplan.rules.answer import prose_asked
 from hierplan.rules.numbers import last_number
 from hierplan.rules.plan import whole_task_step
-from hierplan.rules.vote import has_majority, tally, voted
+from hierplan.rules.vote import has_majority, names_spelled, tally, voted
 
 
 def data_question(state: AgentState) -> bool:
@@ -57,7 +57,8 @@ def vote(state: AgentState) -> AgentState:
     keys = [voted(p["ok"], p["stdout"], every_value=bool(state.get("files"))) for p in programs]
     decided = has_majority(keys) or len(programs) >= 2 + MAX_TIE_BREAKS
     # a data question whose every program failed keeps the plan's failure (stated_answer says so)
-    index, agreed = tally(keys) if any(k is not None for k in keys) else (0, 0)
+    spelled = [names_spelled(state["task"], p["stdout"]) if p["ok"] else 0 for p in programs]
+    index, agreed = tally(keys, spelled) if any(k is not None for k in keys) else (0, 0)
     chosen = programs[index]
     record: VoteDict = {"kind": "vote", "step_id": result["step_id"],
                         "answers": [last_number(p["stdout"]) if p["ok"] else None for p in programs],

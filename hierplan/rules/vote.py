@@ -1,5 +1,6 @@
 """The number most programs agree on (self-consistency over program-aided answers: Wang et al., 2023; Gao
-et al., 2023). Only printed numbers are read: nothing here knows any task or data set.
+et al., 2023). Only printed numbers are read, and of programs that agree, which one labels its values with the
+names the task spells: nothing here knows any task or data set.
 
 The programs are, in order: the plan's last Python step, then the whole-task programs the checker drew. While no
 number has a majority, the graph draws one more whole-task program (a tie-break), at most MAX_TIE_BREAKS; a split
@@ -39,13 +40,30 @@ def has_majority(keys: list[str | None]) -> bool:
     return bool(top) and top[0][1] >= 2 and (len(top) == 1 or top[0][1] > top[1][1])
 
 
-def tally(keys: list[str | None]) -> tuple[int, int]:
+def tally(keys: list[str | None], names_spelled: list[int] | None = None) -> tuple[int, int]:
     """(index of the program whose number is kept, how many voted for it). Most votes wins; on a tie, the first
     whole-task program's number (keys[1:]), or the plan's (keys[0]) when every whole-task program failed.
-    Raises ValueError when no program printed a number."""
+    ``names_spelled`` (one count a program, see names_spelled): of the programs that printed the kept values, the
+    one that spells most of the task's names is kept, else the first. Raises ValueError when no program printed a
+    number."""
     counts = Counter(k for k in keys if k is not None)
     if not counts:
         raise ValueError("no program printed a number to vote on")
     preferred = next((k for k in keys[1:] if k is not None), keys[0])
     best, votes = max(counts.items(), key=lambda kv: (kv[1], kv[0] == preferred))
-    return keys.index(best), votes
+    agreeing = [i for i, k in enumerate(keys) if k == best]
+    spelled = names_spelled or [0] * len(keys)
+    return max(agreeing, key=lambda i: (spelled[i], -i)), votes
+
+
+# A name the task spells for an answer, as a program would print it: one word joined by underscores
+# ("mean_fare", "p_value"), not a word of the task's prose.
+_NAME_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+
+
+def names_spelled(task: str, stdout: str | None) -> int:
+    """How many of the names the task spells for its answers (words joined by underscores) a program's output
+    prints: two programs that print the same values may differ in whether they label them as the task asked."""
+    names = {m.group(0).lower() for m in _NAME_RE.finditer(task)}
+    printed = {m.group(0).lower() for m in _NAME_RE.finditer(stdout or "")}
+    return len(names & printed)
