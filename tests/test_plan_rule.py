@@ -352,3 +352,17 @@ def test_a_data_questions_failed_program_is_outvoted_by_checks_instead_of_replan
         {"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "none"}})
     assert out["final"].startswith("No program could answer the question from the files.")
     assert "ZeroDivisionError" in out["final"] and broken.count("replanner") == 0
+
+
+def test_a_data_answer_is_stated_in_the_template_the_task_spells(tmp_path):
+    from hierplan.tools.files import load_files
+
+    csv = tmp_path / "chores.csv"
+    csv.write_text("chore,minutes\nsweep,30\ndishes,12\n")
+    task = "What is the mean of the minutes in chores.csv? Answer as @mean_minutes[value]."
+    loose = "```python\nimport pandas as pd\nprint('@mean_minutes', pd.read_csv('data/chores.csv').minutes.mean())\n```"
+    model = ScriptedChatModel(default={"python_step": loose, "python_check": loose})
+    out = build_graph(model, InMemorySaver(), run_code=run_python, constrain=False).invoke(
+        {"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "template"}})
+    assert out["final"] == "@mean_minutes[21.0]"
+    assert out["results"][-1]["stdout"] == "@mean_minutes 21.0\n"  # the program's own output stays as it printed
