@@ -8,6 +8,7 @@ attached as ``hierplan run --file`` attaches it). The order of the systems alter
     python bench/vs_dabench.py tasks            # writes bench-out/dabench/{tune,validate}.jsonl (hierplan eval form)
     python bench/vs_dabench.py run --part validate --out bench-out/dabench-validate.jsonl
     python bench/vs_dabench.py summary bench-out/dabench-validate.jsonl
+    python bench/vs_dabench.py programs bench-out/dabench-validate.jsonl   # each of hierplan's programs scored alone
 
 The task a system sees is the question, its constraints and its answer format, as the data set's README says.
 Scored as the benchmark's own closed-form scorer does (hierplan.eval.scoring.score_named): every ``@name[value]``
@@ -182,6 +183,38 @@ def render(summary: dict[str, dict[str, Any]], records: list[dict[str, Any]], me
     return "\n".join(lines)
 
 
+def read_programs(records: list[dict[str, Any]], tasks_path: Path) -> dict[str, Any]:
+    """What hierplan's programs printed, each scored alone (the answer put into the task's template, as
+    stated_answer does): per question a row (S right, s wrong, x failed; the step's attempts | the checker's
+    programs), and counts: step repairs tried and right, questions some program answered right (an oracle's
+    bound), questions where the kept answer was wrong while some program was right."""
+    from hierplan.eval.scoring import score_named
+    from hierplan.eval.tasks import load_tasks
+    from hierplan.rules.template import fit_template
+
+    tasks = {t.index: t for t in load_tasks(tasks_path, None)}
+    rows, repairs, repaired_right, oracle, missed = {}, 0, 0, 0, 0
+    for r in records:
+        if r.get("system") != "hierplan" or not r.get("programs"):
+            continue
+        task = tasks[r["index"]]
+
+        def right(a: dict[str, Any]) -> bool:
+            return bool(a["ok"]) and score_named(fit_template(task.question, a["stdout"]), task.named)[1]
+
+        steps, checks = r["programs"]["steps"], r["programs"]["checks"]
+        marks = ["x" if not a["ok"] else "S" if right(a) else "s" for a in steps]
+        marks += ["|"] + ["x" if not a["ok"] else "C" if right(a) else "c" for a in checks]
+        rows[r["index"]] = "".join(marks)
+        repairs += max(0, len(steps) - 1)
+        repaired_right += sum(1 for a in steps[1:] if right(a))
+        some = any(right(a) for a in steps + checks)
+        oracle += some
+        missed += some and not r.get("correct")
+    return {"rows": rows, "step_repairs": repairs, "step_repairs_right": repaired_right,
+            "some_program_right": oracle, "kept_wrong_while_some_right": missed, "questions": len(rows)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -197,10 +230,19 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", type=Path, required=True)
     s = sub.add_parser("summary")
     s.add_argument("out", type=Path)
+    g = sub.add_parser("programs", help="what hierplan's programs printed, each scored alone")
+    g.add_argument("out", type=Path)
     args = p.parse_args(argv)
     if args.command == "tasks":
         for part, path in write_tasks().items():
             print(f"{part}: {path}")
+        return 0
+    if args.command == "programs":
+        lines = [json.loads(x) for x in args.out.read_text().splitlines() if x.strip()]
+        found = read_programs([x for x in lines[1:] if "system" in x], write_tasks()[lines[0]["settings"]["part"]])
+        for index, row in found.pop("rows").items():
+            print(f"{index:>3} {row}")
+        print(json.dumps(found))
         return 0
     if args.command == "summary":
         lines = [json.loads(x) for x in args.out.read_text().splitlines() if x.strip()]
