@@ -121,7 +121,10 @@ def programs_run(graph, thread_id: str) -> dict[str, Any]:
                 "error": (attempt.get("error") or "")[:400]}
 
     steps = [brief(a) for r in values.get("results") or [] for a in r.get("attempts") or []]
-    return {"steps": steps, "checks": [brief(a) for a in values.get("checks") or []], "vote": values.get("vote")}
+    calls = [{k: c.get(k) for k in ("node", "prompt_tokens", "generated_tokens", "seconds")}
+             for c in values.get("calls") or []]
+    return {"steps": steps, "checks": [brief(a) for a in values.get("checks") or []], "vote": values.get("vote"),
+            "calls": calls}
 
 
 def make_run_one(ids: dict[int, int]):
