@@ -39,3 +39,4 @@ def test_an_output_without_the_tasks_labels_or_a_task_without_templates_is_uncha
     assert fit_template("What is the mean height?", "@avg_height 12.5") == "@avg_height 12.5"
     # prose that merely names the label, with no value after a separator, is not rewritten
     assert fit_template(TASK, "avg_height is the mean") == "avg_height is the mean"
+    assert fit_template(TASK, "@avg_height is 12.5 m") == "@avg_height is 12.5 m"

@@ -37,21 +37,24 @@ def fit_template(task: str, output: str) -> str:
     if not labels:
         return output
     other_label = "|".join(re.escape(label) for label in labels)
+    ends = rf"(?=[ \t]*,?[ \t]*(?:{other_label}|\n|$))"  # the line's end, or the next label (a comma before it)
+    after_colon = rf"(?P<value>\[[^\[\]\n]*\]|[^\[\n]+?){ends}"  # "@x: 1.5", "@x = a list of words"
+    after_space = rf"(?P<value>\[[^\[\]\n]*\]|[^\[\s,]+){ends}"  # "@x 1.5": one value ("@x is 1.5" is prose)
     for label in labels:
-        sigil, name = (label[0], label[1:]) if not label[0].isalnum() else ("", label)
-        written = rf"(?<![\w@#$%&]){re.escape(sigil)}{re.escape(name)}(?!\w)" if sigil else \
-            rf"(?<![\w@#$%&]){re.escape(name)}(?!\w)"
+        name = label.lstrip("@#$%&")
+        written = rf"(?<![\w@#$%&]){re.escape(label)}(?!\w)"
         bare = rf"(?<![\w@#$%&]){re.escape(name)}(?!\w)"
+
+        def bracketed(m: re.Match, label: str = label) -> str:
+            return f"{label}[{_unlisted(m.group('value'))}]"
+
         # a list printed inside the brackets: its own brackets go
-        output = re.sub(written + r"[ \t]*\[[ \t]*\[([^\[\]\n]*)\][ \t]*\]", lambda m: f"{label}[{m.group(1)}]",
-                        output)
-        # brackets missing: the value runs to the line's end, or to the next label, or to a comma before one
-        value = rf"(?P<value>\[[^\[\]\n]*\]|[^\[\n]+?)(?=[ \t]*,?[ \t]*(?:{other_label}|\n|$))"
-        output = re.sub(written + rf"(?:[ \t]*[:=][ \t]*|[ \t]+){value}",
-                        lambda m: f"{label}[{_unlisted(m.group('value'))}]", output)
-        if sigil:  # the label printed without its sigil, with a colon or an equals sign before its value
-            output = re.sub(rf"(?m)(?<![{re.escape(sigil)}\w]){bare}[ \t]*[:=][ \t]*{value}",
-                            lambda m: f"{label}[{_unlisted(m.group('value'))}]", output)
+        output = re.sub(written + r"[ \t]*\[[ \t]*\[([^\[\]\n]*)\][ \t]*\]",
+                        lambda m, label=label: f"{label}[{m.group(1)}]", output)
+        output = re.sub(written + rf"[ \t]*[:=][ \t]*{after_colon}", bracketed, output)
+        output = re.sub(written + rf"[ \t]+{after_space}", bracketed, output)
+        if name != label:  # the label printed without its sigil, a colon or an equals sign before its value
+            output = re.sub(bare + rf"[ \t]*[:=][ \t]*{after_colon}", bracketed, output)
     return output
 
 
