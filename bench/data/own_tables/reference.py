@@ -1,11 +1,13 @@
-"""Reference answers for dabench_own1.jsonl (60 DABench-form questions on the DABench dev tables).
+"""Reference answers for dabench_own1.jsonl (ids 910001-910060) and dabench_own2.jsonl (ids 910101-910160),
+two sets of 60 DABench-form questions each on the DABench dev tables.
 
 Run from the repository root:
 
     .venv/bin/python bench/data/own_tables/reference.py
 
 It recomputes every answer from the tables, formats it as the question's format asks, compares it with the
-`answers` stored in dabench_own1.jsonl and prints `ok` (exit 0) or the mismatches (exit 1).
+`answers` stored in dabench_own1.jsonl and dabench_own2.jsonl and prints `ok` with the counts of each set
+(exit 0) or the mismatches (exit 1).
 
 Besides the plain recomputation it runs robustness checks:
   * ALT[id]: a second, independent computation (numpy / scipy / hand-written formulas, another solver) for
@@ -33,6 +35,9 @@ HERE = Path(__file__).resolve().parent
 TABLES = Path(os.environ.get("DABENCH_TABLES")
               or Path(__file__).resolve().parents[3].parent / "shared/eval/dabench/tables")
 JSONL = HERE / "dabench_own1.jsonl"
+JSONL2 = HERE / "dabench_own2.jsonl"
+# (file, first id, last id) of each set that the script checks
+SETS = [(JSONL, 910001, 910060), (JSONL2, 910101, 910160)]
 
 _cache: dict[str, pd.DataFrame] = {}
 
@@ -1108,6 +1113,1179 @@ def _():
             ("skew_after", _skew_pop(s[keep]), 4)]
 
 
+# ================================================================ own2 (dabench_own2.jsonl, 910101 ... 910160)
+# Helpers for the independent recomputations of own2: hand-written versions of the tests and statistics.
+def _h_pearson(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    da, db = a - a.mean(), b - b.mean()
+    return (da * db).sum() / math.sqrt((da ** 2).sum() * (db ** 2).sum())
+
+
+def _h_ranks(x):
+    """Average ranks (1-based), ties get the mean of their positions."""
+    x = np.asarray(x, float)
+    order = np.argsort(x, kind="mergesort")
+    r = np.empty(len(x))
+    xs = x[order]
+    i = 0
+    while i < len(x):
+        j = i
+        while j + 1 < len(x) and xs[j + 1] == xs[i]:
+            j += 1
+        r[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def _h_spearman(a, b):
+    return _h_pearson(_h_ranks(a), _h_ranks(b))
+
+
+def _h_mwu(x, y):
+    """Mann-Whitney U of the first sample, two-sided p from the normal approximation with tie and continuity
+    correction (what scipy.stats.mannwhitneyu does with method='asymptotic')."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    n1, n2 = len(x), len(y)
+    r = _h_ranks(np.concatenate([x, y]))
+    u1 = r[:n1].sum() - n1 * (n1 + 1) / 2
+    n = n1 + n2
+    _, t = np.unique(np.concatenate([x, y]), return_counts=True)
+    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - (t ** 3 - t).sum() / (n * (n - 1))))
+    u = max(u1, n1 * n2 - u1)
+    z = (u - n1 * n2 / 2 - 0.5) / sigma
+    return u1, 2 * stats.norm.sf(z)
+
+
+def _h_kruskal(groups):
+    groups = [np.asarray(g, float) for g in groups]
+    allv = np.concatenate(groups)
+    n = len(allv)
+    r = _h_ranks(allv)
+    h, pos = 0.0, 0
+    for g in groups:
+        h += r[pos:pos + len(g)].sum() ** 2 / len(g)
+        pos += len(g)
+    h = 12 / (n * (n + 1)) * h - 3 * (n + 1)
+    _, t = np.unique(allv, return_counts=True)
+    return h / (1 - (t ** 3 - t).sum() / (n ** 3 - n))
+
+
+def _h_chi2(table, yates=True):
+    o = np.asarray(table, float)
+    e = o.sum(1, keepdims=True) * o.sum(0, keepdims=True) / o.sum()
+    d = np.abs(o - e)
+    if yates and o.shape == (2, 2):
+        d = np.maximum(d - 0.5, 0)
+    return (d ** 2 / e).sum()
+
+
+def _h_zcount(x):
+    """Number of |Z| > 3 values; asserts that ddof 0 and 1 give the same set."""
+    x = np.asarray(x, float)
+    z0 = np.abs(x - x.mean()) / x.std(ddof=0)
+    z1 = np.abs(x - x.mean()) / x.std(ddof=1)
+    assert ((z0 > 3) == (z1 > 3)).all()
+    return int((z0 > 3).sum())
+
+
+def _h_iqr_mask(x):
+    """True for the values inside [Q1 - 1.5 IQR, Q3 + 1.5 IQR] (numpy's default linear percentiles)."""
+    x = np.asarray(x, float)
+    q1, q3 = np.percentile(x, [25, 75])
+    return (x >= q1 - 1.5 * (q3 - q1)) & (x <= q3 + 1.5 * (q3 - q1))
+
+
+def _h_r2(y, pred):
+    y, pred = np.asarray(y, float), np.asarray(pred, float)
+    return 1 - ((y - pred) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+
+
+def _h_ols(Xtr, ytr, Xte):
+    A = np.column_stack([np.ones(len(Xtr)), np.asarray(Xtr, float)])
+    beta = np.linalg.lstsq(A, np.asarray(ytr, float), rcond=None)[0]
+    return np.column_stack([np.ones(len(Xte)), np.asarray(Xte, float)]) @ beta, beta
+
+
+# ---------------------------------------------------------------- 0020200722.csv (own2)
+@q(910101)
+def _():
+    g = load("0020200722.csv")
+    vc = g["EVENTMSGTYPE"].value_counts()
+    return [("fg_percentage", 100 * vc[1] / (vc[1] + vc[2]), 2)]
+
+
+@alt(910101)
+def _():
+    t = load("0020200722.csv")["EVENTMSGTYPE"].to_numpy()
+    return [("fg_percentage", 100 * (t == 1).sum() / ((t == 1).sum() + (t == 2).sum()), 2)]
+
+
+@q(910102)
+def _():
+    g = load("0020200722.csv").dropna(subset=["SCORE"])
+    parts = g["SCORE"].str.split(" - ", expand=True).astype(int)
+    margin = (parts[0] - parts[1]).abs()
+    first = margin.idxmax()  # first row (in file order) with the maximum
+    return [("largest_margin", int(margin.max()), "int"), ("period", int(g.loc[first, "PERIOD"]), "int")]
+
+
+@alt(910102)
+def _():
+    import re
+    g = load("0020200722.csv")
+    best = (-1, None)
+    for score, period in zip(g["SCORE"], g["PERIOD"]):
+        if isinstance(score, str):
+            a, b = map(int, re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", score).groups())
+            if abs(a - b) > best[0]:
+                best = (abs(a - b), period)
+    return [("largest_margin", best[0], "int"), ("period", int(best[1]), "int")]
+
+
+# ---------------------------------------------------------------- 2014_q4.csv (own2)
+P24 = "24-Hour Passes Purchased (midnight to 11:59 pm)"
+TRIPS = "Trips over the past 24-hours (midnight to 11:59pm)"
+
+
+@q(910103)
+def _():
+    b = load("2014_q4.csv")
+    x = pd.to_numeric(b[P24], errors="coerce")
+    v = x.dropna()
+    z = (v - v.mean()) / v.std(ddof=0)
+    return [("invalid_count", int(x.isna().sum()), "int"), ("outlier_count", int((z.abs() > 3).sum()), "int")]
+
+
+@alt(910103)
+def _():
+    b = load("2014_q4.csv")
+    vals = [s.strip() for s in b[P24].astype(str)]
+    ok = [float(s) for s in vals if s.isdigit()]
+    return [("invalid_count", len(vals) - len(ok), "int"), ("outlier_count", _h_zcount(ok), "int")]
+
+
+@q(910104)
+def _():
+    b = load("2014_q4.csv")
+    b["weekday"] = pd.to_datetime(b["Date"], format="%m/%d/%Y").dt.day_name()
+    day, m = top(b.groupby("weekday")[TRIPS].mean(), 910104)
+    return [("busiest_weekday", day, "str"), ("mean_trips", m, 2)]
+
+
+@alt(910104)
+def _():
+    import datetime as dt
+    b = load("2014_q4.csv")
+    names = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    acc = {}
+    for d, t in zip(b["Date"], b[TRIPS]):
+        mo, da, yr = map(int, d.split("/"))
+        acc.setdefault(names[dt.date(yr, mo, da).weekday()], []).append(t)
+    day = max(acc, key=lambda k: np.mean(acc[k]))
+    return [("busiest_weekday", day, "str"), ("mean_trips", float(np.mean(acc[day])), 2)]
+
+
+def _bike_weekend():
+    b = load("2014_q4.csv")
+    wd = pd.to_datetime(b["Date"], format="%m/%d/%Y").dt.day_of_week
+    return b.loc[wd >= 5, TRIPS].to_numpy(float), b.loc[wd < 5, TRIPS].to_numpy(float)
+
+
+@q(910105)
+def _():
+    we, wk = _bike_weekend()
+    res = stats.mannwhitneyu(we, wk)
+    return [("p_value", res.pvalue, 4)]
+
+
+@alt(910105)
+def _():
+    we, wk = _bike_weekend()
+    u, p = _h_mwu(we, wk)
+    assert stats.mannwhitneyu(we, wk, method="asymptotic").pvalue == stats.mannwhitneyu(we, wk).pvalue
+    assert abs(stats.mannwhitneyu(wk, we).pvalue - p) < 1e-12  # the order of the samples does not matter
+    return [("p_value", p, 4)]
+
+
+# ---------------------------------------------------------------- Current_Logan.csv (own2)
+@q(910106)
+def _():
+    c = pd.read_csv(TABLES / "Current_Logan.csv", header=1)
+    c["Wins"] = pd.to_numeric(c["Wins"])
+    school, _n = top(c["School"].value_counts(), 910106)
+    return [("top_school", school, "str"), ("mean_wins", c.loc[c["School"] == school, "Wins"].mean(), 2)]
+
+
+@alt(910106)
+def _():
+    c = load("Current_Logan.csv")
+    assert c.iloc[0]["JAMES LOGAN"] == "Wins" and c.iloc[0]["Unnamed: 3"] == "School"
+    rows = c.iloc[1:]
+    cnt = {}
+    for s in rows["Unnamed: 3"]:
+        cnt[s] = cnt.get(s, 0) + 1
+    school = max(cnt, key=cnt.get)
+    wins = [int(w) for w, s in zip(rows["JAMES LOGAN"], rows["Unnamed: 3"]) if s == school]
+    return [("top_school", school, "str"), ("mean_wins", sum(wins) / len(wins), 2)]
+
+
+# ---------------------------------------------------------------- DES=+2006261.csv (own2)
+AU_KM = 149597870.7
+
+
+@q(910107)
+def _():
+    d = load("DES=+2006261.csv")
+    r = np.sqrt(d["X"] ** 2 + d["Y"] ** 2 + d["Z"] ** 2) / AU_KM
+    first = (r > 3).idxmax()
+    assert (r > 3).any()
+    date = pd.to_datetime(d.loc[first, "Calendar Date (TDB)"].strip()[5:16], format="%Y-%b-%d")
+    return [("mean_distance_au", r.mean(), 4), ("first_date_over_3_au", date.strftime("%Y-%m-%d"), "str")]
+
+
+@alt(910107)
+def _():
+    import datetime as dt
+    d = load("DES=+2006261.csv")
+    xyz = d[["X", "Y", "Z"]].to_numpy()
+    r = np.linalg.norm(xyz, axis=1) / AU_KM
+    i = int(np.nonzero(r > 3)[0][0])
+    s = d["Calendar Date (TDB)"].iloc[i].split()[1]  # e.g. '1999-Dec-21'
+    date = dt.datetime.strptime(s, "%Y-%b-%d").date().isoformat()
+    return [("mean_distance_au", r.mean(), 4), ("first_date_over_3_au", date, "str")]
+
+
+@q(910108)
+def _():
+    d = load("DES=+2006261.csv")
+    return [("correlation_yz", d["Y"].corr(d["Z"]), 4)]
+
+
+@alt(910108)
+def _():
+    d = load("DES=+2006261.csv")
+    return [("correlation_yz", _h_pearson(d["Y"], d["Z"]), 4)]
+
+
+# ---------------------------------------------------------------- Zip_MedianSoldPricePerSqft_AllHomes.csv (own2)
+ZIP = "Zip_MedianSoldPricePerSqft_AllHomes.csv"
+
+
+@q(910109)
+def _():
+    z = load(ZIP)
+    miss = z["MedianSoldPricePerSqft"].isna().groupby(z["RegionName"]).sum()
+    zc, n = top(miss, 910109)
+    return [("zip_code", int(zc), "int")]
+
+
+@alt(910109)
+def _():
+    z = load(ZIP)
+    cnt = {}
+    for rn, v in zip(z["RegionName"], z["MedianSoldPricePerSqft"]):
+        cnt[rn] = cnt.get(rn, 0) + (1 if np.isnan(v) else 0)
+    zc = max(cnt, key=cnt.get)
+    return [("zip_code", int(zc), "int")]
+
+
+@q(910110)
+def _():
+    z = load(ZIP)
+    z["year"] = z["Month"].str[:4].astype(int)
+    ym = z.groupby("year")["MedianSoldPricePerSqft"].mean().dropna()
+    assert (np.diff(ym.index) == 1).all()
+    ch = ym.pct_change().dropna() * 100
+    yr, v = top(ch, 910110)
+    return [("year", int(yr), "int"), ("increase_percent", v, 2)]
+
+
+@alt(910110)
+def _():
+    z = load(ZIP)
+    s, n = {}, {}
+    for m, v in zip(z["Month"], z["MedianSoldPricePerSqft"]):
+        if not np.isnan(v):
+            y = int(m.split("-")[0])
+            s[y] = s.get(y, 0) + v
+            n[y] = n.get(y, 0) + 1
+    years = sorted(s)
+    best = max(((y, (s[y] / n[y]) / (s[y - 1] / n[y - 1]) * 100 - 100) for y in years[1:]), key=lambda t: t[1])
+    return [("year", best[0], "int"), ("increase_percent", best[1], 2)]
+
+
+# ---------------------------------------------------------------- bitconnect_price.csv (own2)
+@q(910111)
+def _():
+    b = load("bitconnect_price.csv")
+    b["d"] = pd.to_datetime(b["Date"], format="%b %d, %Y")
+    b = b.sort_values("d").reset_index(drop=True)
+    b["ret"] = np.log(b["Close"] / b["Close"].shift(1))
+    worst, _v = top(b.dropna(subset=["ret"]).set_index("Date")["ret"], 910111, largest=False)
+    return [("std_log_return", b["ret"].std(), 4), ("worst_day", worst, "str")]
+
+
+@alt(910111)
+def _():
+    b = load("bitconnect_price.csv")
+    assert pd.to_datetime(b["Date"], format="%b %d, %Y").is_monotonic_decreasing
+    c = b["Close"].to_numpy()[::-1]
+    dates = b["Date"].to_numpy()[::-1]
+    r = np.diff(np.log(c))
+    return [("std_log_return", r.std(ddof=1), 4), ("worst_day", dates[1 + r.argmin()], "str")]
+
+
+@q(910112)
+def _():
+    b = load("bitconnect_price.csv")
+    mc = pd.to_numeric(b["Market Cap"].str.replace(",", "", regex=False))
+    return [("median_market_cap", mc.median(), "int")]
+
+
+@alt(910112)
+def _():
+    b = load("bitconnect_price.csv")
+    v = sorted(int(s.replace(",", "")) for s in b["Market Cap"])
+    assert len(v) % 2 == 1
+    return [("median_market_cap", v[len(v) // 2], "int")]
+
+
+# ---------------------------------------------------------------- city_departments_in_current_budget.csv (own2)
+@q(910113)
+def _():
+    c = load("city_departments_in_current_budget.csv")
+    grp, n = top(c["dept_group"].value_counts(), 910113)
+    return [("largest_group", grp, "str")]
+
+
+@alt(910113)
+def _():
+    c = load("city_departments_in_current_budget.csv")
+    cnt = {}
+    for g in c["dept_group"]:
+        cnt[g] = cnt.get(g, 0) + 1
+    g = max(cnt, key=cnt.get)
+    return [("largest_group", g, "str")]
+
+
+# ---------------------------------------------------------------- random_stock_data.csv (own2)
+@q(910114)
+def _():
+    s = load("random_stock_data.csv")
+    s["session"] = np.where(np.arange(len(s)) < 375, 1, 2)
+    assert s["Time"].iloc[375] == "09:15:59" and s["Time"].iloc[:375].is_monotonic_increasing
+    out = []
+    for k, g in s.groupby("session"):
+        out.append((f"vwap_session_{k}", (g["Close"] * g["Volume"]).sum() / g["Volume"].sum(), 2))
+    return out
+
+
+@alt(910114)
+def _():
+    s = load("random_stock_data.csv")
+    t = s["Time"].to_numpy()
+    sess = np.concatenate([[1], 1 + np.cumsum(t[1:] < t[:-1])])  # a new session starts when the clock goes back
+    out = []
+    for k in (1, 2):
+        m = sess == k
+        out.append((f"vwap_session_{k}", np.average(s["Close"].to_numpy()[m], weights=s["Volume"].to_numpy()[m]), 2))
+    return out
+
+
+@q(910115)
+def _():
+    v = load("random_stock_data.csv")["Volume"]
+    return [("skewness", stats.skew(v), 2), ("kurtosis", stats.kurtosis(v), 2)]
+
+
+@alt(910115)
+def _():
+    v = load("random_stock_data.csv")["Volume"].to_numpy()
+    return [("skewness", _skew_pop(v), 2), ("kurtosis", _kurt_pop(v), 2)]
+
+
+@q(910116)
+def _():
+    v = load("random_stock_data.csv")["Volume"]
+    return [("outlier_count", int((np.abs(stats.zscore(v)) > 3).sum()), "int")]
+
+
+@alt(910116)
+def _():
+    return [("outlier_count", _h_zcount(load("random_stock_data.csv")["Volume"]), "int")]
+
+
+@q(910117)
+def _():
+    s = load("random_stock_data.csv")
+    s["range"] = s["High"] - s["Low"]
+    return [("correlation", s["range"].corr(s["Volume"]), 4)]
+
+
+@alt(910117)
+def _():
+    s = load("random_stock_data.csv")
+    return [("correlation", _h_pearson(s["High"].to_numpy() - s["Low"].to_numpy(), s["Volume"]), 4)]
+
+
+# ---------------------------------------------------------------- ravenna_250715.csv (own2)
+@q(910118)
+def _():
+    r = load("ravenna_250715.csv")
+    res = stats.pearsonr(r["temp"], r["humidity"])
+    return [("correlation", res.statistic, 4), ("p_value", res.pvalue, 4)]
+
+
+@alt(910118)
+def _():
+    r = load("ravenna_250715.csv")
+    rr = _h_pearson(r["temp"], r["humidity"])
+    n = len(r)
+    t = rr * math.sqrt((n - 2) / (1 - rr ** 2))
+    return [("correlation", rr, 4), ("p_value", 2 * stats.t.sf(abs(t), n - 2), 4)]
+
+
+@q(910119)
+def _():
+    res = stats.shapiro(load("ravenna_250715.csv")["temp"])
+    return [("w_statistic", res.statistic, 4)]
+
+
+# ---------------------------------------------------------------- test_ave.csv (own2)
+@q(910120)
+def _():
+    t = load("test_ave.csv")
+    band, rate = top(t.groupby("AgeBand")["Survived"].mean(), 910120)
+    return [("age_band", int(band), "int"), ("survival_rate", rate, 3)]
+
+
+@alt(910120)
+def _():
+    t = load("test_ave.csv")
+    bands = t["AgeBand"].to_numpy()
+    surv = t["Survived"].to_numpy()
+    rates = {b: surv[bands == b].sum() / (bands == b).sum() for b in np.unique(bands)}
+    b = max(rates, key=rates.get)
+    return [("age_band", int(b), "int"), ("survival_rate", rates[b], 3)]
+
+
+def _ave_clean():
+    t = load("test_ave.csv")
+    return t[t["Pclass"].isin([1, 2, 3])], len(t)
+
+
+@q(910121)
+def _():
+    t, n = _ave_clean()
+    chi2 = stats.chi2_contingency(pd.crosstab(t["Pclass"], t["Survived"]))[0]
+    return [("removed_rows", n - len(t), "int"), ("chi2_statistic", chi2, 2)]
+
+
+@alt(910121)
+def _():
+    t = load("test_ave.csv")
+    keep = np.isin(t["Pclass"].to_numpy(), [1, 2, 3])
+    tab = np.zeros((3, 2))
+    for p, s in zip(t["Pclass"].to_numpy()[keep], t["Survived"].to_numpy()[keep]):
+        tab[p - 1, s] += 1
+    return [("removed_rows", int((~keep).sum()), "int"), ("chi2_statistic", _h_chi2(tab), 2)]
+
+
+def _ave_lr(solver):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    t, _n = _ave_clean()
+    X = pd.DataFrame({"Pclass": t["Pclass"], "Sex": (t["Sex"] == "female").astype(int),
+                      "AgeBand": t["AgeBand"], "Fare": t["Fare"]})
+    Xtr, Xte, ytr, yte = train_test_split(X, t["Survived"], test_size=0.3, random_state=1)
+    m = LogisticRegression(max_iter=1000, solver=solver).fit(Xtr, ytr)
+    return (m.predict(Xte) == yte).mean(), np.abs(m.decision_function(Xte)).min()
+
+
+@q(910122)
+def _():
+    acc, margin = _ave_lr("lbfgs")
+    if margin < 1e-2:
+        UNIQUE_ERRORS.append(f"910122: a test point lies near the decision boundary ({margin})")
+    return [("accuracy", acc, 4)]
+
+
+@alt(910122)
+def _():
+    return [("accuracy", _ave_lr("newton-cg")[0], 4)]
+
+
+# ---------------------------------------------------------------- test_x.csv (own2)
+@q(910123)
+def _():
+    x = load("test_x.csv")
+    return [("spearman_rho", x["Pclass"].corr(x["Fare"], method="spearman"), 4)]
+
+
+@alt(910123)
+def _():
+    x = load("test_x.csv")
+    return [("spearman_rho", _h_spearman(x["Pclass"], x["Fare"]), 4)]
+
+
+@q(910124)
+def _():
+    x = load("test_x.csv")
+    return [("chi2_statistic", stats.chi2_contingency(pd.crosstab(x["Embarked"], x["Pclass"]))[0], 2)]
+
+
+@alt(910124)
+def _():
+    x = load("test_x.csv")
+    tab = np.zeros((3, 3))
+    for e, p in zip(x["Embarked"], x["Pclass"]):
+        tab[e, p - 1] += 1
+    return [("chi2_statistic", _h_chi2(tab), 2)]
+
+
+# ---------------------------------------------------------------- traj-Osak.csv (own2)
+@q(910125)
+def _():
+    t = load("traj-Osak.csv")
+    most_visits, _a = top(t["poiID"].value_counts(), 910125)
+    most_users, _b = top(t.groupby("poiID")["userID"].nunique(), 910125)
+    return [("poi_most_visits", int(most_visits), "int"), ("poi_most_users", int(most_users), "int")]
+
+
+@alt(910125)
+def _():
+    t = load("traj-Osak.csv")
+    visits, users = {}, {}
+    for p, u in zip(t["poiID"], t["userID"]):
+        visits[p] = visits.get(p, 0) + 1
+        users.setdefault(p, set()).add(u)
+    return [("poi_most_visits", int(max(visits, key=visits.get)), "int"),
+            ("poi_most_users", int(max(users, key=lambda k: len(users[k]))), "int")]
+
+
+@q(910126)
+def _():
+    t = load("traj-Osak.csv")
+    return [("spearman_rho", t["#photo"].corr(t["trajLen"], method="spearman"), 4)]
+
+
+@alt(910126)
+def _():
+    t = load("traj-Osak.csv")
+    return [("spearman_rho", stats.spearmanr(t["#photo"], t["trajLen"]).statistic, 4)]
+
+
+@q(910127)
+def _():
+    p = load("traj-Osak.csv")["#photo"]
+    return [("outlier_count", int((np.abs(stats.zscore(p)) > 3).sum()), "int")]
+
+
+@alt(910127)
+def _():
+    return [("outlier_count", _h_zcount(load("traj-Osak.csv")["#photo"]), "int")]
+
+
+# ---------------------------------------------------------------- unemployement_industry.csv (own2)
+IND = "Industry and class of worker"
+
+
+@q(910128)
+def _():
+    u = load("unemployement_industry.csv")
+    a = pd.to_numeric(u["Total Mar.2019"], errors="coerce")
+    b = pd.to_numeric(u["Total Mar.2020"], errors="coerce")
+    ch = pd.Series((b - a).to_numpy(), index=u[IND]).dropna()
+    inc, _a = top(ch, 910128)
+    dec, _b = top(ch, 910128, largest=False)
+    return [("largest_increase", inc, "str"), ("largest_decrease", dec, "str")]
+
+
+@alt(910128)
+def _():
+    u = load("unemployement_industry.csv")
+
+    def num(s):
+        try:
+            return float(s)
+        except (TypeError, ValueError):
+            return None
+    ch = []
+    for name, a, b in zip(u[IND], u["Total Mar.2019"], u["Total Mar.2020"]):
+        a, b = num(a), num(b)
+        if a is not None and b is not None and not (math.isnan(a) or math.isnan(b)):
+            ch.append((b - a, name))
+    return [("largest_increase", max(ch)[1], "str"), ("largest_decrease", min(ch)[1], "str")]
+
+
+@q(910129)
+def _():
+    u = load("unemployement_industry.csv")
+    m = pd.to_numeric(u["Men Mar.2020"], errors="coerce")
+    w = pd.to_numeric(u["Women Mar.2020"], errors="coerce")
+    ok = m.notna() & w.notna()
+    return [("correlation", m[ok].corr(w[ok]), 3)]
+
+
+@alt(910129)
+def _():
+    u = load("unemployement_industry.csv")
+    pairs = []
+    for a, b in zip(u["Men Mar.2020"], u["Women Mar.2020"]):
+        try:
+            pairs.append((float(a), float(b)))
+        except (TypeError, ValueError):
+            pass
+    pairs = [p for p in pairs if not (math.isnan(p[0]) or math.isnan(p[1]))]
+    return [("correlation", _h_pearson([p[0] for p in pairs], [p[1] for p in pairs]), 3)]
+
+
+# ---------------------------------------------------------------- weather_data_1864.csv (own2)
+@q(910130)
+def _():
+    res = stats.normaltest(load("weather_data_1864.csv")["TMAX_F"])
+    return [("k2_statistic", res.statistic, 2)]
+
+
+@alt(910130)
+def _():
+    x = load("weather_data_1864.csv")["TMAX_F"].to_numpy()
+    k2 = stats.skewtest(x).statistic ** 2 + stats.kurtosistest(x).statistic ** 2
+    return [("k2_statistic", k2, 2)]
+
+
+@q(910131)
+def _():
+    w = load("weather_data_1864.csv")
+    w["month"] = pd.to_datetime(w["datetime_dt"]).dt.month
+    mm = w.groupby(["station", "month"])["TMAX_F"].mean().unstack()
+    st, rng = top(mm.max(axis=1) - mm.min(axis=1), 910131)
+    for s, row in mm.iterrows():  # the warmest month of every station must be unique
+        r = row.dropna().sort_values()
+        if r.iloc[-1] - r.iloc[-2] < 1e-6:
+            UNIQUE_ERRORS.append(f"910131: tie for the warmest month of {s}")
+    south = int(mm.idxmax(axis=1).isin([12, 1, 2]).sum())
+    return [("station", st, "str"), ("range", rng, 2), ("summer_peak_count", south, "int")]
+
+
+@alt(910131)
+def _():
+    w = load("weather_data_1864.csv")
+    acc = {}
+    for s, d, v in zip(w["station"], w["datetime"], w["TMAX_F"]):
+        acc.setdefault(s, {}).setdefault(d // 100 % 100, []).append(v)
+    rng, south = {}, 0
+    for s, months in acc.items():
+        means = {m: np.mean(v) for m, v in months.items()}
+        rng[s] = max(means.values()) - min(means.values())
+        south += max(means, key=means.get) in (12, 1, 2)
+    s = max(rng, key=rng.get)
+    return [("station", s, "str"), ("range", rng[s], 2), ("summer_peak_count", south, "int")]
+
+
+@q(910132)
+def _():
+    w = load("weather_data_1864.csv")
+    p = w.pivot(index="datetime", columns="station", values="TMAX_F")[["ITE00100550", "ITE00100554"]].dropna()
+    return [("correlation", p["ITE00100550"].corr(p["ITE00100554"]), 4)]
+
+
+@alt(910132)
+def _():
+    w = load("weather_data_1864.csv")
+    a = w[w["station"] == "ITE00100550"][["datetime", "TMAX_F"]]
+    b = w[w["station"] == "ITE00100554"][["datetime", "TMAX_F"]]
+    m = a.merge(b, on="datetime")
+    return [("correlation", _h_pearson(m["TMAX_F_x"], m["TMAX_F_y"]), 4)]
+
+
+# ---------------------------------------------------------------- 20170413_000000_group_statistics.csv (own2)
+@q(910133)
+def _():
+    g = load("20170413_000000_group_statistics.csv")
+    return [("spearman_rho", g["num. calls answered"].corr(g["avg. num. agents talking "], method="spearman"), 4)]
+
+
+@alt(910133)
+def _():
+    g = load("20170413_000000_group_statistics.csv")
+    return [("spearman_rho", _h_spearman(g["num. calls answered"], g["avg. num. agents talking "]), 4)]
+
+
+# ---------------------------------------------------------------- GODREJIND.csv (own2)
+@q(910134)
+def _():
+    g = load("GODREJIND.csv")
+    assert pd.to_datetime(g["Date"], format="%d-%b-%Y").is_monotonic_increasing
+    r = g["Close Price"].pct_change().dropna()
+    lo, hi = iqr_bounds(r)
+    return [("outlier_count", int(((r < lo) | (r > hi)).sum()), "int")]
+
+
+@alt(910134)
+def _():
+    c = load("GODREJIND.csv")["Close Price"].to_numpy()
+    r = c[1:] / c[:-1] - 1
+    return [("outlier_count", int((~_h_iqr_mask(r)).sum()), "int")]
+
+
+@q(910135)
+def _():
+    g = load("GODREJIND.csv")
+    return [("correlation", g["No. of Trades"].corr(g["Turnover"]), 4)]
+
+
+@alt(910135)
+def _():
+    g = load("GODREJIND.csv")
+    return [("correlation", _h_pearson(g["No. of Trades"], g["Turnover"]), 4)]
+
+
+# ---------------------------------------------------------------- YAHOO-BTC_USD_D.csv (own2)
+@q(910136)
+def _():
+    y = load("YAHOO-BTC_USD_D.csv").dropna(subset=["Close"])
+    y["year"] = pd.to_datetime(y["Date"]).dt.year
+    y = y.sort_values("Date")
+    g = y[y["year"].between(2015, 2019)].groupby("year")["Close"]
+    ret = g.last() / g.first() - 1
+    best, _b = top(ret, 910136)
+    worst, wv = top(ret, 910136, largest=False)
+    return [("best_year", int(best), "int"), ("worst_year", int(worst), "int"), ("worst_return", wv, 3)]
+
+
+@alt(910136)
+def _():
+    y = load("YAHOO-BTC_USD_D.csv")
+    first, last = {}, {}
+    for d, c in zip(y["Date"], y["Close"]):
+        yr = int(d[:4])
+        if not np.isnan(c) and 2015 <= yr <= 2019:
+            first.setdefault(yr, c)
+            last[yr] = c
+    ret = {k: last[k] / first[k] - 1 for k in first}
+    b, w = max(ret, key=ret.get), min(ret, key=ret.get)
+    return [("best_year", b, "int"), ("worst_year", w, "int"), ("worst_return", ret[w], 3)]
+
+
+# ---------------------------------------------------------------- arrest_expungibility.csv (own2)
+@q(910137)
+def _():
+    a = load("arrest_expungibility.csv").dropna(subset=["Count"])
+    a["w"] = a["Age"] * a["Count"]
+    g = a.groupby("Category")[["w", "Count"]].sum()
+    cat, _v = top(g["w"] / g["Count"], 910137)
+    return [("weighted_mean_age", a["w"].sum() / a["Count"].sum(), 2), ("oldest_category", cat, "str")]
+
+
+@alt(910137)
+def _():
+    a = load("arrest_expungibility.csv")
+    ok = a["Count"].notna().to_numpy()
+    age, cnt, cat = a["Age"].to_numpy()[ok], a["Count"].to_numpy()[ok], a["Category"].to_numpy()[ok]
+    per = {c: np.average(age[cat == c], weights=cnt[cat == c]) for c in np.unique(cat)}
+    return [("weighted_mean_age", np.average(age, weights=cnt), 2), ("oldest_category", max(per, key=per.get), "str")]
+
+
+@q(910138)
+def _():
+    a = load("arrest_expungibility.csv")
+    res = stats.ks_2samp(a.loc[a["Offense_Type"] == "felony", "Age"], a.loc[a["Offense_Type"] == "misdemeanor", "Age"])
+    return [("ks_statistic", res.statistic, 4)]
+
+
+@alt(910138)
+def _():
+    a = load("arrest_expungibility.csv")
+    x = np.sort(a.loc[a["Offense_Type"] == "felony", "Age"].to_numpy(float))
+    y = np.sort(a.loc[a["Offense_Type"] == "misdemeanor", "Age"].to_numpy(float))
+    grid = np.union1d(x, y)
+    d = np.abs(np.searchsorted(x, grid, side="right") / len(x) - np.searchsorted(y, grid, side="right") / len(y)).max()
+    return [("ks_statistic", d, 4)]
+
+
+# ---------------------------------------------------------------- cost_data_with_errors.csv (own2)
+@q(910139)
+def _():
+    c = load("cost_data_with_errors.csv")
+    return [("h_statistic", stats.kruskal(*[g["deaths"] for _k, g in c.groupby("max_storm_cat")]).statistic, 2)]
+
+
+@alt(910139)
+def _():
+    c = load("cost_data_with_errors.csv")
+    cat, d = c["max_storm_cat"].to_numpy(), c["deaths"].to_numpy()
+    return [("h_statistic", _h_kruskal([d[cat == k] for k in np.unique(cat)]), 2)]
+
+
+@q(910140)
+def _():
+    d = load("cost_data_with_errors.csv")["damage_USD"]
+    return [("outlier_count", int((np.abs(stats.zscore(d)) > 3).sum()), "int")]
+
+
+@alt(910140)
+def _():
+    return [("outlier_count", _h_zcount(load("cost_data_with_errors.csv")["damage_USD"]), "int")]
+
+
+# ---------------------------------------------------------------- country_vaccinations.csv (own2)
+@q(910141)
+def _():
+    v = load("country_vaccinations.csv")
+    per_country = v.groupby("country")["vaccines"].first()
+    assert v.groupby("country")["vaccines"].nunique().max() == 1
+    combo, n = top(per_country.value_counts(), 910141)
+    return [("vaccines", combo, "str")]
+
+
+@alt(910141)
+def _():
+    v = load("country_vaccinations.csv").drop_duplicates(["country", "vaccines"])
+    cnt = {}
+    for s in v["vaccines"]:
+        cnt[s] = cnt.get(s, 0) + 1
+    s = max(cnt, key=cnt.get)
+    return [("vaccines", s, "str")]
+
+
+# ---------------------------------------------------------------- e5_aapl.csv (own2)
+@q(910142)
+def _():
+    c = load("e5_aapl.csv")["Close"]
+    r = np.log(c / c.shift(1)).dropna()
+    return [("jb_statistic", stats.jarque_bera(r).statistic, 1)]
+
+
+@alt(910142)
+def _():
+    r = np.diff(np.log(load("e5_aapl.csv")["Close"].to_numpy()))
+    s, k = _skew_pop(r), _kurt_pop(r)
+    return [("jb_statistic", len(r) / 6 * (s ** 2 + k ** 2 / 4), 1)]
+
+
+@q(910143)
+def _():
+    v = load("e5_aapl.csv")["Volume"]
+    lo, hi = iqr_bounds(v)
+    out = (v < lo) | (v > hi)
+    return [("outlier_count", int(out.sum()), "int"), ("mean_volume", v[~out].mean(), 2)]
+
+
+@alt(910143)
+def _():
+    v = load("e5_aapl.csv")["Volume"].to_numpy(float)
+    k = _h_iqr_mask(v)
+    return [("outlier_count", int((~k).sum()), "int"), ("mean_volume", v[k].sum() / k.sum(), 2)]
+
+
+# ---------------------------------------------------------------- estimated_numbers.csv (own2)
+@q(910144)
+def _():
+    e = load("estimated_numbers.csv")
+    p = e.pivot(index="Country", columns="Year", values="No. of cases_median")
+    ch = (p[2017] - p[2010]).dropna()
+    dec, _a = top(ch, 910144, largest=False)
+    inc, _b = top(ch, 910144)
+    return [("largest_decrease", dec, "str"), ("largest_increase", inc, "str")]
+
+
+@alt(910144)
+def _():
+    e = load("estimated_numbers.csv")
+    v = {(c, y): n for c, y, n in zip(e["Country"], e["Year"], e["No. of cases_median"])}
+    ch = {c: v[(c, 2017)] - v[(c, 2010)] for c, y in v if y == 2017 and (c, 2010) in v}
+    return [("largest_decrease", min(ch, key=ch.get), "str"), ("largest_increase", max(ch, key=ch.get), "str")]
+
+
+# ---------------------------------------------------------------- fb_articles_20180822_20180829_df.csv (own2)
+FB = "fb_articles_20180822_20180829_df.csv"
+
+
+@q(910145)
+def _():
+    f = load(FB)
+    f["word_count"] = f["text"].str.split().str.len()
+    return [("spearman_rho", f["word_count"].corr(f["compound"], method="spearman"), 4)]
+
+
+@alt(910145)
+def _():
+    f = load(FB)
+    wc = [len(t.split()) for t in f["text"]]
+    return [("spearman_rho", _h_spearman(wc, f["compound"]), 4)]
+
+
+@q(910146)
+def _():
+    return [("w_statistic", stats.shapiro(load(FB)["compound"]).statistic, 4)]
+
+
+# ---------------------------------------------------------------- ferret-Pitt-2-preinf-lib2-100_sitediffsel.csv (own2)
+FERRET = "ferret-Pitt-2-preinf-lib2-100_sitediffsel.csv"
+
+
+@q(910147)
+def _():
+    f = load(FERRET)
+    ha2 = f["site"].str.startswith("(HA2)")
+    res = stats.mannwhitneyu(f.loc[ha2, "abs_diffsel"], f.loc[~ha2, "abs_diffsel"])
+    return [("p_value", res.pvalue, 4)]
+
+
+@alt(910147)
+def _():
+    f = load(FERRET)
+    ha2 = np.array([s[:5] == "(HA2)" for s in f["site"]])
+    v = f["abs_diffsel"].to_numpy()
+    u, p = _h_mwu(v[ha2], v[~ha2])
+    assert abs(stats.mannwhitneyu(v[~ha2], v[ha2]).pvalue - p) < 1e-12  # the order of the samples does not matter
+    return [("p_value", p, 4)]
+
+
+# ---------------------------------------------------------------- imp.score.ldlr.metabolome.csv (own2)
+IMP = "imp.score.ldlr.metabolome.csv"
+
+
+@q(910148)
+def _():
+    m = load(IMP)
+    return [("spearman_rho", m["row m/z"].corr(m["row retention time"], method="spearman"), 4)]
+
+
+@alt(910148)
+def _():
+    m = load(IMP)
+    return [("spearman_rho", _h_spearman(m["row m/z"], m["row retention time"]), 4)]
+
+
+@q(910149)
+def _():
+    m = load(IMP)
+    lib = m["LibraryID"].notna()
+    res = stats.mannwhitneyu(m.loc[lib, "importance.score"], m.loc[~lib, "importance.score"])
+    return [("p_value", res.pvalue, 4)]
+
+
+@alt(910149)
+def _():
+    m = load(IMP)
+    lib = m["LibraryID"].notna().to_numpy()
+    v = m["importance.score"].to_numpy()
+    u, p = _h_mwu(v[lib], v[~lib])
+    assert abs(stats.mannwhitneyu(v[~lib], v[lib]).pvalue - p) < 1e-12  # the order of the samples does not matter
+    return [("p_value", p, 4)]
+
+
+# ---------------------------------------------------------------- my_test_01.csv (own2)
+@q(910150)
+def _():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.model_selection import KFold, cross_val_score
+    m = load("my_test_01.csv")
+    X, y = m.drop(columns="MedianHouseValue"), m["MedianHouseValue"]
+    s = cross_val_score(LinearRegression(), X, y, cv=KFold(n_splits=5), scoring="r2")
+    assert np.allclose(s, cross_val_score(LinearRegression(), X, y, cv=5, scoring="r2"))
+    return [("mean_r2", s.mean(), 4)]
+
+
+@alt(910150)
+def _():
+    m = load("my_test_01.csv")
+    X = m.drop(columns="MedianHouseValue").to_numpy()
+    y = m["MedianHouseValue"].to_numpy()
+    n = len(y)
+    sizes = [n // 5 + (1 if i < n % 5 else 0) for i in range(5)]
+    scores, start = [], 0
+    for sz in sizes:
+        te = np.zeros(n, bool)
+        te[start:start + sz] = True
+        start += sz
+        pred, _b = _h_ols(X[~te], y[~te], X[te])
+        scores.append(_h_r2(y[te], pred))
+    return [("mean_r2", float(np.mean(scores)), 4)]
+
+
+# ---------------------------------------------------------------- oecd_education_spending.csv (own2)
+@q(910151)
+def _():
+    o = load("oecd_education_spending.csv")
+    p = o[o["TIME"] == 2012].pivot(index="LOCATION", columns="SUBJECT", values="Value").dropna()
+    assert len(p) == 36
+    return [("correlation", p["TRY"].corr(p["PRY_NTRY"]), 4)]
+
+
+@alt(910151)
+def _():
+    o = load("oecd_education_spending.csv")
+    o = o[(o["TIME"] == 2012) & o["Value"].notna()]
+    a = dict(zip(o.loc[o["SUBJECT"] == "TRY", "LOCATION"], o.loc[o["SUBJECT"] == "TRY", "Value"]))
+    b = dict(zip(o.loc[o["SUBJECT"] == "PRY_NTRY", "LOCATION"], o.loc[o["SUBJECT"] == "PRY_NTRY", "Value"]))
+    common = sorted(set(a) & set(b))
+    return [("correlation", _h_pearson([a[k] for k in common], [b[k] for k in common]), 4)]
+
+
+# ---------------------------------------------------------------- titanic_test.csv (own2)
+@q(910152)
+def _():
+    t = load("titanic_test.csv")
+    t["group_size"] = t.groupby("Ticket")["Ticket"].transform("size")
+    t["fare_pp"] = t["Fare"] / t["group_size"]
+    med = t.dropna(subset=["fare_pp"]).groupby("Pclass")["fare_pp"].median()
+    return [("median_class1", med[1], 2), ("median_class3", med[3], 2)]
+
+
+@alt(910152)
+def _():
+    t = load("titanic_test.csv")
+    size = {}
+    for k in t["Ticket"]:
+        size[k] = size.get(k, 0) + 1
+    per = {1: [], 3: []}
+    for k, f, c in zip(t["Ticket"], t["Fare"], t["Pclass"]):
+        if c in per and not np.isnan(f):
+            per[c].append(f / size[k])
+    return [("median_class1", float(np.median(per[1])), 2), ("median_class3", float(np.median(per[3])), 2)]
+
+
+@q(910153)
+def _():
+    t = load("titanic_test.csv").dropna(subset=["Fare"])
+    return [("h_statistic", stats.kruskal(*[g["Fare"] for _k, g in t.groupby("Embarked")]).statistic, 2)]
+
+
+@alt(910153)
+def _():
+    t = load("titanic_test.csv")
+    ok = t["Fare"].notna().to_numpy()
+    e, f = t["Embarked"].to_numpy()[ok], t["Fare"].to_numpy()[ok]
+    return [("h_statistic", _h_kruskal([f[e == k] for k in ("C", "Q", "S")]), 2)]
+
+
+# ---------------------------------------------------------------- tr_eikon_eod_data.csv (own2)
+@q(910154)
+def _():
+    v = load("tr_eikon_eod_data.csv")[".VIX"].dropna()
+    return [("kurtosis", stats.kurtosis(v), 4)]
+
+
+@alt(910154)
+def _():
+    v = load("tr_eikon_eod_data.csv")[".VIX"].to_numpy()
+    v = v[~np.isnan(v)]
+    return [("kurtosis", _kurt_pop(v), 4)]
+
+
+@q(910155)
+def _():
+    e = load("tr_eikon_eod_data.csv").dropna(subset=["SPY", ".VIX"])
+    r = e[["SPY", ".VIX"]].pct_change().dropna()
+    return [("correlation", r["SPY"].corr(r[".VIX"]), 4)]
+
+
+@alt(910155)
+def _():
+    e = load("tr_eikon_eod_data.csv")
+    ok = (e["SPY"].notna() & e[".VIX"].notna()).to_numpy()
+    a, b = e["SPY"].to_numpy()[ok], e[".VIX"].to_numpy()[ok]
+    return [("correlation", _h_pearson(a[1:] / a[:-1] - 1, b[1:] / b[:-1] - 1), 4)]
+
+
+# ---------------------------------------------------------------- veracruz 2016.csv (own2)
+@q(910156)
+def _():
+    f = load("veracruz 2016.csv")["Full"]
+    return [("outlier_count", int((np.abs(stats.zscore(f)) > 3).sum()), "int")]
+
+
+@alt(910156)
+def _():
+    return [("outlier_count", _h_zcount(load("veracruz 2016.csv")["Full"]), "int")]
+
+
+# ---------------------------------------------------------------- well_2_complete.csv (own2)
+@q(910157)
+def _():
+    w = load("well_2_complete.csv")
+    lo, hi = iqr_bounds(w["GR"])
+    out = (w["GR"] < lo) | (w["GR"] > hi)
+    return [("outlier_count", int(out.sum()), "int"), ("mean_nphi", w.loc[~out, "NPHI"].mean(), 4)]
+
+
+@alt(910157)
+def _():
+    w = load("well_2_complete.csv")
+    k = _h_iqr_mask(w["GR"])
+    return [("outlier_count", int((~k).sum()), "int"), ("mean_nphi", w["NPHI"].to_numpy()[k].mean(), 4)]
+
+
+# ---------------------------------------------------------------- test_Y3wMUE5_7gLdaTN.csv (own2)
+@q(910158)
+def _():
+    l = load("test_Y3wMUE5_7gLdaTN.csv").dropna(subset=["Gender"])
+    chi2 = stats.chi2_contingency(pd.crosstab(l["Gender"], l["Married"]))[0]
+    return [("chi2_statistic", chi2, 2)]
+
+
+@alt(910158)
+def _():
+    l = load("test_Y3wMUE5_7gLdaTN.csv")
+    tab = np.zeros((2, 2))
+    for g, m in zip(l["Gender"], l["Married"]):
+        if isinstance(g, str):
+            tab[int(g == "Male"), int(m == "Yes")] += 1
+    return [("chi2_statistic", _h_chi2(tab), 2)]
+
+
+# ---------------------------------------------------------------- tree.csv (own2)
+def _tree_split():
+    from sklearn.model_selection import train_test_split
+    t = load("tree.csv")
+    return train_test_split(np.log(t[["DBH_CM"]]), np.log(t["HT_M"]), test_size=0.2, random_state=42)
+
+
+@q(910159)
+def _():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+    Xtr, Xte, ytr, yte = _tree_split()
+    m = LinearRegression().fit(Xtr, ytr)
+    return [("slope", m.coef_[0], 4), ("r2_score", r2_score(yte, m.predict(Xte)), 3)]
+
+
+@alt(910159)
+def _():
+    Xtr, Xte, ytr, yte = _tree_split()
+    pred, beta = _h_ols(Xtr, ytr, Xte)
+    assert abs(np.log10(np.e) - 1 / np.log(10)) < 1e-15
+    # the slope of a log-log fit does not depend on the log base
+    pred10, beta10 = _h_ols(Xtr / np.log(10), ytr / np.log(10), Xte / np.log(10))
+    assert abs(beta10[1] - beta[1]) < 1e-9 and abs(_h_r2(yte / np.log(10), pred10) - _h_r2(yte, pred)) < 1e-9
+    return [("slope", beta[1], 4), ("r2_score", _h_r2(yte, pred), 3)]
+
+
+# ---------------------------------------------------------------- 3901.csv (own2)
+def _sun_split():
+    from sklearn.model_selection import train_test_split
+    s = load("3901.csv")
+    return train_test_split(s[["MEANGBT", "MEANGAM", "SHRGT45"]], s["MEANPOT"], test_size=0.2, random_state=0)
+
+
+@q(910160)
+def _():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+    Xtr, Xte, ytr, yte = _sun_split()
+    return [("r2_score", r2_score(yte, LinearRegression().fit(Xtr, ytr).predict(Xte)), 4)]
+
+
+@alt(910160)
+def _():
+    Xtr, Xte, ytr, yte = _sun_split()
+    pred, _b = _h_ols(Xtr, ytr, Xte)
+    return [("r2_score", _h_r2(yte, pred), 4)]
+
+
 # ---------------------------------------------------------------- driver
 def compute(qid: int) -> list[list[str]]:
     return [[n, fmt(v, s)] for n, v, s in Q[qid]()]
@@ -1123,12 +2301,12 @@ def boundary_problems(qid: int) -> list[str]:
     return probs
 
 
-def main() -> int:
-    rows = [json.loads(line) for line in JSONL.read_text().splitlines() if line.strip()]
+def check_set(path: Path, ids_expected: set[int]) -> tuple[list[str], str]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     bad = []
     ids = [r["id"] for r in rows]
-    if sorted(ids) != sorted(Q):
-        bad.append(f"ids in jsonl and reference differ: {sorted(set(ids) ^ set(Q))}")
+    if sorted(ids) != sorted(ids_expected):
+        bad.append(f"{path.name}: ids in jsonl and reference differ: {sorted(set(ids) ^ ids_expected)}")
     for r in rows:
         qid = r["id"]
         if qid not in Q:
@@ -1148,12 +2326,23 @@ def main() -> int:
             a = [[n, fmt(v, s)] for n, v, s in ALT[qid]()]
             if a != got:
                 bad.append(f"{qid}: independent recomputation differs: {a} vs {got}")
+    summary = (f"{path.stem.replace('dabench_', '')}: {len(rows)} questions, "
+               f"{sum(len(r['answers']) for r in rows)} sub-answers, "
+               f"{sum(q in ALT for q in ids)} with an independent recomputation")
+    return bad, summary
+
+
+def main() -> int:
+    bad, summaries = [], []
+    for path, lo, hi in SETS:
+        b, s = check_set(path, {i for i in Q if lo <= i <= hi})
+        bad += b
+        summaries.append(s)
     bad += sorted(set(UNIQUE_ERRORS))
     if bad:
         print("\n".join(bad))
         return 1
-    print(f"ok ({len(rows)} questions, {sum(len(r['answers']) for r in rows)} sub-answers, "
-          f"{sum(q in ALT for q in ids)} with an independent recomputation)")
+    print("ok (" + "; ".join(summaries) + ")")
     return 0
 
 
