@@ -40,10 +40,10 @@ def has_majority(keys: list[str | None]) -> bool:
     return bool(top) and top[0][1] >= 2 and (len(top) == 1 or top[0][1] > top[1][1])
 
 
-def tally(keys: list[str | None], names_spelled: list[int] | None = None) -> tuple[int, int]:
+def tally(keys: list[str | None], labelled: list[int] | None = None) -> tuple[int, int]:
     """(index of the program whose number is kept, how many voted for it). Most votes wins; on a tie, the first
     whole-task program's number (keys[1:]), or the plan's (keys[0]) when every whole-task program failed.
-    ``names_spelled`` (one count a program, see names_spelled): of the programs that printed the kept values, the
+    ``labelled`` (each program's count of names_spelled): of the programs that printed the kept values, the
     one that spells most of the task's names is kept, else the first. Raises ValueError when no program printed a
     number."""
     counts = Counter(k for k in keys if k is not None)
@@ -52,8 +52,8 @@ def tally(keys: list[str | None], names_spelled: list[int] | None = None) -> tup
     preferred = next((k for k in keys[1:] if k is not None), keys[0])
     best, votes = max(counts.items(), key=lambda kv: (kv[1], kv[0] == preferred))
     agreeing = [i for i, k in enumerate(keys) if k == best]
-    spelled = names_spelled or [0] * len(keys)
-    return max(agreeing, key=lambda i: (spelled[i], -i)), votes
+    labelled = labelled or [0] * len(keys)
+    return max(agreeing, key=lambda i: (labelled[i], -i)), votes
 
 
 # A name the task spells for an answer, as a program would print it: one word joined by underscores
