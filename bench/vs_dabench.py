@@ -242,7 +242,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "programs":
         lines = [json.loads(x) for x in args.out.read_text().splitlines() if x.strip()]
-        found = read_programs([x for x in lines[1:] if "system" in x], write_tasks()[lines[0]["settings"]["part"]])
+        part = lines[0]["settings"]["part"]
+        tasks_path = TASKS_DIR / f"{part}.jsonl"
+        found = read_programs([x for x in lines[1:] if "system" in x],
+                              tasks_path if tasks_path.exists() else write_tasks()[part])
         for index, row in found.pop("rows").items():
             print(f"{index:>3} {row}")
         print(json.dumps(found))
