@@ -25,6 +25,8 @@ same way on 2026-12-07 during own1's first run, to measure the changes made afte
 40 more, written the same way on 2026-12-07 after own2's run and its mends, to measure them. ``--part own4``: 40
 more, written the same way on 2026-12-07 after own3's run, to measure the mends made after own3's reading.
 ``--part own5``: 40 more, written the same way on 2026-12-07 during own4's run, to measure the mends made then.
+``--part own6``: 40 more (Arabic, Hindi and Swahili among them), written the same way on 2026-12-07 after own5's
+run, to measure the review's mends made after it.
 
 ``--phrasing paraphrased`` (validate and every fresh part) runs the same rows worded as people write them, none
 of IFEval's stock sentences (bench/data/paraphrase/ifeval_{validate,fresh,fresh2,...,fresh5}.jsonl: same keys and
@@ -70,7 +72,7 @@ FRESH_PARTS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 FRESH_DRAWS = ((FRESH_SIZE, FRESH_SEED), (FRESH2_SIZE, FRESH2_SEED), (FRESH3_SIZE, FRESH3_SEED),
                (FRESH4_SIZE, FRESH4_SEED), (FRESH5_SIZE, FRESH5_SEED))
 OWN_PARTS = {part: ROOT / "bench" / "data" / "own" / f"ifeval_{part}.jsonl"
-             for part in ("own1", "own2", "own3", "own4", "own5")}
+             for part in ("own1", "own2", "own3", "own4", "own5", "own6")}
 SYSTEMS = ("direct", "hierplan")
 DIRECT_SYSTEM = "You are a helpful assistant. Do the task exactly as asked."
 TEMPERATURE, TOP_P = 0.2, 0.9
