@@ -366,3 +366,20 @@ def test_a_data_answer_is_stated_in_the_template_the_task_spells(tmp_path):
         {"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "template"}})
     assert out["final"] == "@mean_minutes[21.0]"
     assert out["results"][-1]["stdout"] == "@mean_minutes 21.0\n"  # the program's own output stays as it printed
+
+
+def test_a_split_vote_on_a_data_question_keeps_the_plans_program(tmp_path):
+    """A data question's plan step is itself a whole-task program: when no value wins, its answer is kept, not
+    the first check's (a numeric task without files keeps the check's: test_vote)."""
+    from hierplan.tools.files import load_files
+
+    csv = tmp_path / "chores.csv"
+    csv.write_text("chore,minutes\nsweep,30\ndishes,12\n")
+    task = "What is the mean of the minutes in chores.csv?"
+    step = "```python\nimport pandas as pd\nprint(pd.read_csv('data/chores.csv').minutes.mean())\n```"
+    checks = iter(["```python\nprint(30.0)\n```", "```python\nprint(12.0)\n```", "```python\nprint(42.0)\n```"])
+    model = ScriptedChatModel(default={"python_step": step, "python_check": lambda messages, kwargs: next(checks)})
+    out = build_graph(model, InMemorySaver(), run_code=run_python, constrain=False).invoke(
+        {"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "split"}})
+    assert out["vote"]["decided"] and out["vote"]["agreed"] == 1 and out["vote"]["programs"] == 4
+    assert out["vote"]["decided_by"] == 0 and out["final"] == "21.0"

@@ -146,3 +146,9 @@ def test_of_programs_that_agree_the_one_labelling_its_values_as_the_task_names_t
     assert tally(["0.83 up", "0.83 up", "0.9 up"], [0, 2, 2]) == (1, 2)
     assert tally(["0.83 up", "0.83 up"], [1, 1]) == (0, 2)  # equally labelled: the first
     assert tally(["0.9 up", "0.83 up", "0.83 up"], [2, 0, 0]) == (1, 2)  # the label never outweighs the votes
+
+
+def test_a_split_keeps_the_plans_number_when_the_plan_is_itself_a_whole_task_program():
+    assert tally(["10", "20", "22"], plan_first=True) == (0, 1)
+    assert tally([None, "20", "22"], plan_first=True) == (1, 1)  # the plan's program failed: the first check's
+    assert tally(["10", "22", "22"], plan_first=True) == (1, 2)  # never against a majority

@@ -58,7 +58,8 @@ def vote(state: AgentState) -> AgentState:
     decided = has_majority(keys) or len(programs) >= 2 + MAX_TIE_BREAKS
     # a data question whose every program failed keeps the plan's failure (stated_answer says so)
     spelled = [names_spelled(state["task"], p["stdout"]) if p["ok"] else 0 for p in programs]
-    index, agreed = tally(keys, spelled) if any(k is not None for k in keys) else (0, 0)
+    index, agreed = (tally(keys, spelled, plan_first=data_question(state)) if any(k is not None for k in keys)
+                     else (0, 0))
     chosen = programs[index]
     record: VoteDict = {"kind": "vote", "step_id": result["step_id"],
                         "answers": [last_number(p["stdout"]) if p["ok"] else None for p in programs],

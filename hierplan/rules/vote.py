@@ -3,9 +3,10 @@ et al., 2023). Only printed numbers are read, and of programs that agree, which 
 names the task spells: nothing here knows any task or data set.
 
 The programs are, in order: the plan's last Python step, then the whole-task programs the checker drew. While no
-number has a majority, the graph draws one more whole-task program (a tie-break), at most MAX_TIE_BREAKS; a split
-keeps the first whole-task program's number (a whole-task program was right more often than a
-plan's chain of steps).
+number has a majority, the graph draws one more whole-task program (a tie-break), at most MAX_TIE_BREAKS. A split
+keeps the first whole-task program's number (a whole-task program was right more often than a plan's chain of
+steps), except for a question about the user's files, whose plan step is itself one whole-task program, written
+from the table's preview before any check: a split keeps the step's.
 """
 
 from __future__ import annotations
@@ -40,16 +41,18 @@ def has_majority(keys: list[str | None]) -> bool:
     return bool(top) and top[0][1] >= 2 and (len(top) == 1 or top[0][1] > top[1][1])
 
 
-def tally(keys: list[str | None], labelled: list[int] | None = None) -> tuple[int, int]:
+def tally(keys: list[str | None], labelled: list[int] | None = None, plan_first: bool = False) -> tuple[int, int]:
     """(index of the program whose number is kept, how many voted for it). Most votes wins; on a tie, the first
-    whole-task program's number (keys[1:]), or the plan's (keys[0]) when every whole-task program failed.
+    whole-task program's number (keys[1:]), or the plan's (keys[0]) when every whole-task program failed; with
+    ``plan_first`` (the plan's step is itself a whole-task program), the plan's when it printed one.
     ``labelled`` (each program's count of names_spelled): of the programs that printed the kept values, the
     one that spells most of the task's names is kept, else the first. Raises ValueError when no program printed a
     number."""
     counts = Counter(k for k in keys if k is not None)
     if not counts:
         raise ValueError("no program printed a number to vote on")
-    preferred = next((k for k in keys[1:] if k is not None), keys[0])
+    order = keys if plan_first else [*keys[1:], keys[0]]
+    preferred = next(k for k in order if k is not None)
     best, votes = max(counts.items(), key=lambda kv: (kv[1], kv[0] == preferred))
     agreeing = [i for i, k in enumerate(keys) if k == best]
     labelled = labelled or [0] * len(keys)
