@@ -95,8 +95,9 @@ def run_program(model, task, seed: int, run_code) -> dict[str, Any]:
         text, record["generated_tokens"] = one_call(model, PROGRAM_SYSTEM.format(name=file["name"]), prompt,
                                                        CODE_MAX_NEW_TOKENS, call_seed(seed, "program", task.index))
         record["program"] = text
+        # run as the model wrote it: no fixes by rule (hierplan's rules.repair.mend)
         attempt, _ = run_with_outputs(strip_code_fences(text), run_code, (),
-                                      sandbox_data(task.files, process_store()))
+                                      sandbox_data(task.files, process_store()), max_mends=0)
         record["program_ok"], record["program_error"] = attempt.ok, attempt.error
         record["final"] = attempt.stdout
     except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run

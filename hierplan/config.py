@@ -57,6 +57,9 @@ MAX_CODE_REPAIRS = 2
 """Repairs after a Python step's first attempt: the failure is shown to the model with its code."""
 MAX_REPLANS = 1
 """Revisions of the unfinished steps after a failed step."""
+MAX_MENDS = 3
+"""Fixes by rule (rules.repair.mend: an import, a file's path, a column's spelling) made to one program before it
+counts as failed: each fixes one failure, and a program can have several."""
 MAX_TIE_BREAKS = 2
 """Whole-task programs drawn after the first check while no number has a majority (nodes.vote)."""
 MAX_REVISIONS = 2

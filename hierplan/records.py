@@ -71,6 +71,9 @@ class AttemptDict(TypedDict):
     stdout: str
     error: str | None
     exit_reason: str | None
+    mended: NotRequired[list[str]]
+    """What rules.repair.mend changed in the model's program before this run of it, one line each (none: it ran
+    as the model wrote it)."""
 
 
 class VoteDict(TypedDict):

@@ -207,7 +207,8 @@ ModelCall = record_model(CallDict, "ModelCall", {
     "finish_reason": Field(default=None)}, doc="One model call: what it cost.")
 
 CodeAttempt = record_model(AttemptDict, "CodeAttempt", {
-    "stdout": Field(default=""), "error": Field(default=None), "exit_reason": Field(default=None)},
+    "stdout": Field(default=""), "error": Field(default=None), "exit_reason": Field(default=None),
+    "mended": Field(default_factory=list)},
     doc="One attempt of a Python step: the code and what running it gave.")
 
 # Built with the attempts' and calls' classes (what the nodes hold), stored as their records.

@@ -233,10 +233,10 @@ def test_a_program_that_reads_text_as_a_number_is_told_which_value_and_how_to_co
 def test_the_columns_are_read_from_a_tables_first_line(tmp_path):
     from hierplan.nodes.python_step import table_columns
     from hierplan.store import open_file_store
-    from hierplan.tools.files import load_files
+    from hierplan.tools.files import load_files, sandbox_data
 
     (tmp_path / "t.csv").write_text("Fare,Age\n7.25,22\n")
     (tmp_path / "n.txt").write_text("hello\n")
     store = open_file_store(str(tmp_path / "runs.sqlite"))
     files = load_files([tmp_path / "t.csv", tmp_path / "n.txt"], store)
-    assert table_columns(files, store) == {"t.csv": ["Fare", "Age"], "n.txt": []}
+    assert table_columns(sandbox_data(files, store)) == {"t.csv": ["Fare", "Age"], "n.txt": []}

@@ -14,7 +14,8 @@ STEP = {"id": 1, "title": "Sum", "instruction": "Add them.", "tool": "python", "
         "depends_on": None, "tool_reason": "a number is computed"}
 CALL = {"node": "python_step", "prompt_tokens": 120, "generated_tokens": 30, "seconds": 1.5, "batch": 2,
         "finish_reason": "stop"}
-ATTEMPT = {"code": "print(1)", "ok": True, "stdout": "1\n", "error": None, "exit_reason": "ok"}
+ATTEMPT = {"code": "print(1)", "ok": True, "stdout": "1\n", "error": None, "exit_reason": "ok",
+           "mended": ["added `import numpy as np`"]}
 VOTE = {"kind": "vote", "step_id": 1, "answers": ["1", None], "chosen": "1", "agreed": 1, "programs": 2,
         "changed": False, "decided": True, "decided_by": 0}
 ARTIFACT = {"name": "chart.png", "size": 10, "sha256": "ab" * 32, "media_type": "image/png"}

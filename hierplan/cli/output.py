@@ -227,6 +227,8 @@ class HumanReporter:
         attempts = len(result.get("attempts") or [])
         tries = f", {attempts} attempts" if attempts > 1 else ""
         self.console.print(f"{mark} in {result['seconds']:.1f} s, {tokens} tokens{tries}")
+        if mended := (result.get("attempts") or [{}])[-1].get("mended"):
+            self.console.print("fixed by rule before it ran: " + "; ".join(mended), markup=False, style="dim")
         if result.get("check"):
             self.console.print(format_check(result["check"]), markup=False, style="dim")
         if result.get("code"):

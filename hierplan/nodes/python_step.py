@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from hierplan.config import ARTIFACT_MAX_BYTES, TASK_CONTEXT_CHARS, WARM_TEMPERATURE, SamplingConfig
+from hierplan.config import ARTIFACT_MAX_BYTES, MAX_MENDS, TASK_CONTEXT_CHARS, WARM_TEMPERATURE, SamplingConfig
 from hierplan.graph.state import AgentState, PlanDict, ResultDict, StepDict, StepPayload
 from hierplan.nodes import prompts
 from hierplan.nodes.checker import check_messages
@@ -21,7 +21,7 @@ from hierplan.nodes.model_call import invoke_model
 from hierplan.options import RunOptions, run_options
 from hierplan.rules.kind import NUMERIC
 from hierplan.rules.plan import plan_outline, whole_task_step
-from hierplan.rules.repair import NOTHING_PRINTED, repair_hint
+from hierplan.rules.repair import NOTHING_PRINTED, mend, repair_hint
 from hierplan.rules.text import strip_code_fences
 from hierplan.schema import CodeAttempt, StepResult
 from hierplan.store.files import FileStore, process_store
@@ -50,20 +50,18 @@ def sandbox_runner(file_store: FileStore) -> CodeRunner:
     return run_code
 
 
-def table_columns(files: Sequence[Any], file_store: FileStore) -> dict[str, list[str]]:
-    """{name: the column names on a CSV's or TSV's first line ([] for any other file)} of the user's files."""
+def table_columns(data: Mapping[str, str]) -> dict[str, list[str]]:
+    """{name: the column names on a CSV's or TSV's first line ([] for any other file)} of the run's files
+    (``data``: {name: path}, as the sandbox gets them)."""
     import csv
 
-    from hierplan.tools.files import local_path
-
     out: dict[str, list[str]] = {}
-    for f in files:
-        out[f["name"]] = []
-        if f["name"].lower().endswith((".csv", ".tsv")):
+    for name, path in data.items():
+        out[name] = []
+        if name.lower().endswith((".csv", ".tsv")):
             try:
-                with open(local_path(f, file_store), newline="", encoding="utf-8-sig", errors="replace") as fh:
-                    out[f["name"]] = next(csv.reader(fh, delimiter="\t" if f["name"].lower().endswith(".tsv")
-                                                     else ","), [])
+                with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+                    out[name] = next(csv.reader(fh, delimiter="\t" if name.lower().endswith(".tsv") else ","), [])
             except (OSError, StopIteration):
                 pass
     return out
@@ -176,16 +174,31 @@ def run_alone(code: str, run_code: CodeRunner, files: Sequence[Any] = (),
 
 
 def run_with_outputs(code: str, run_code: CodeRunner, earlier: Sequence[str] = (),
-                     data: Mapping[str, str] | None = None) -> tuple[CodeAttempt, Any]:
-    """``run_attempt`` with the run's files, and the runner's result (None: the code never ran)."""
+                     data: Mapping[str, str] | None = None, max_mends: int = MAX_MENDS) -> tuple[CodeAttempt, Any]:
+    """``run_attempt`` with the run's files, and the runner's result (None: the code never ran). A failure with
+    one right fix (rules.repair.mend: an import, a file's or a column's spelling) is fixed and run again, at most
+    ``max_mends`` times; the attempt records the program that ran and what was changed (``mended``)."""
     if (failed := check_code(code)) is not None:
         return failed, None
     code = show_last_value(code)
-    # only a run with files passes ``data``: a runner written for runs without files takes ``before`` alone
-    res = run_code(code, before=earlier, data=data) if data else run_code(code, before=earlier)
-    ok = bool(res.ok) and bool(res.stdout.strip())
-    error = res.error if not res.ok else (None if ok else NOTHING_PRINTED)
-    return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason), res
+    mended: list[str] = []
+    columns: dict[str, list[str]] | None = None
+    while True:
+        # only a run with files passes ``data``: a runner written for runs without files takes ``before`` alone
+        res = run_code(code, before=earlier, data=data) if data else run_code(code, before=earlier)
+        ok = bool(res.ok) and bool(res.stdout.strip())
+        error = res.error if not res.ok else (None if ok else NOTHING_PRINTED)
+        if ok or len(mended) >= max_mends:
+            break
+        if data and columns is None:
+            columns = table_columns(data)
+        fixed = mend(error or "", code, columns)
+        if fixed is None:
+            break
+        code, change = fixed
+        mended.append(change)
+    return CodeAttempt(code=code, ok=ok, stdout=res.stdout, error=error, exit_reason=res.exit_reason,
+                       mended=mended), res
 
 
 def step_artifacts(res: Any, results: Sequence[ResultDict], file_store: FileStore) -> tuple[list, list[str]]:
@@ -252,8 +265,8 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
                  exit_reason=attempt.exit_reason)
             if attempt.ok:
                 break
-            if files and columns is None:
-                columns = table_columns(files, file_store)  # once a step, at its first failure
+            if data and columns is None:
+                columns = table_columns(data)  # once a step, at its first failure
             hint = repair_hint(attempt.error or "", attempt.code, columns)
             messages = messages + [AIMessage(text), HumanMessage(prompts.CODE_REPAIR_USER.format(
                 code=attempt.code, error=truncate(attempt.error or "", ERROR_CHARS_FOR_REPAIR), hint=hint))]
