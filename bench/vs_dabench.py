@@ -80,7 +80,7 @@ def write_tasks(out: Path = TASKS_DIR) -> dict[str, Path]:
 
 def run_program(model, task, seed: int, run_code) -> dict[str, Any]:
     """The model alone: one program, given the task and the table's preview, run once."""
-    from hierplan.config import CODE_MAX_NEW_TOKENS  # a Python step's budget
+    from hierplan.config import DATA_CODE_MAX_NEW_TOKENS  # hierplan's budget for a program over the user's files
     from hierplan.eval.scoring import score_named
     from hierplan.nodes.python_step import run_with_outputs
     from hierplan.rules.text import strip_code_fences
@@ -93,7 +93,7 @@ def run_program(model, task, seed: int, run_code) -> dict[str, Any]:
     try:
         prompt = f"{task.question}\n\nThe file {file['name']} ({file['size']:,} bytes):\n{file['preview']}"
         text, record["generated_tokens"] = one_call(model, PROGRAM_SYSTEM.format(name=file["name"]), prompt,
-                                                       CODE_MAX_NEW_TOKENS, call_seed(seed, "program", task.index))
+                                                       DATA_CODE_MAX_NEW_TOKENS, call_seed(seed, "program", task.index))
         record["program"] = text
         # run as the model wrote it: no fixes by rule (hierplan's rules.repair.mend)
         attempt, _ = run_with_outputs(strip_code_fences(text), run_code, (),

@@ -45,6 +45,9 @@ READ_MAX_NEW_TOKENS = 400
 """The read_requirements node's checklist: up to schema.MAX_REQUIREMENTS short items."""
 STEP_MAX_NEW_TOKENS = 400
 CODE_MAX_NEW_TOKENS = 320
+# A program that answers a question about the user's files reads the table, cleans it and prints several named
+# values: it runs longer than one step's computation, and cut off at CODE_MAX_NEW_TOKENS it does not parse.
+DATA_CODE_MAX_NEW_TOKENS = 512
 AGGREGATOR_MAX_NEW_TOKENS = 600
 STRUCTURED_MAX_NEW_TOKENS = 600
 """The structured_answer node's JSON (build_graph's response_format); the run's --max-new-tokens replaces it."""
@@ -204,9 +207,15 @@ class SamplingConfig:
 
     planner: Sampling = Sampling(temperature=0.2, max_new_tokens=PLANNER_MAX_NEW_TOKENS)
     code: Sampling = Sampling(temperature=0.2, max_new_tokens=CODE_MAX_NEW_TOKENS)
+    data_code: Sampling = Sampling(temperature=0.2, max_new_tokens=DATA_CODE_MAX_NEW_TOKENS)
+    """A program's when the run has the user's files (a Python step's and the checker's)."""
     llm_step: Sampling = Sampling(temperature=0.3, max_new_tokens=STEP_MAX_NEW_TOKENS)
     aggregator: Sampling = Sampling(temperature=0.2, max_new_tokens=AGGREGATOR_MAX_NEW_TOKENS)
     seed: int | None = None
+
+    def code_for(self, files: bool) -> Sampling:
+        """A program's sampling: ``data_code`` when the run has the user's files, else ``code``."""
+        return self.data_code if files else self.code
 
     def with_overrides(self, *, temperature: float | None = None, top_p: float | None = None,
                        max_new_tokens: int | None = None, seed: int | None = None) -> "SamplingConfig":
@@ -218,7 +227,7 @@ class SamplingConfig:
             return replace(s, **changes)
 
         return SamplingConfig(
-            planner=adjust(self.planner), code=adjust(self.code),
+            planner=adjust(self.planner), code=adjust(self.code), data_code=adjust(self.data_code),
             llm_step=adjust(self.llm_step), aggregator=adjust(self.aggregator),
             seed=self.seed if seed is None else seed,
         )

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ValidationError
 
 from hierplan import SamplingConfig, build_graph
-from hierplan.config import MAX_INSTRUCTION_CHARS, MAX_STEPS
+from hierplan.config import CODE_MAX_NEW_TOKENS, DATA_CODE_MAX_NEW_TOKENS, MAX_INSTRUCTION_CHARS, MAX_STEPS
 from hierplan.nodes import prompts
 from hierplan.rules.plan import (ONE_PROGRAM_PREFIX, WHOLE_TASK_INSTRUCTION, one_program, plan_outline, planned_by_rule,
                                  question_of, step_bound, whole_task_plan, whole_task_step)
@@ -383,3 +383,6 @@ def test_a_split_vote_on_a_data_question_keeps_the_plans_program(tmp_path):
         {"task": task, "files": load_files([csv])}, {"configurable": {"thread_id": "split"}})
     assert out["vote"]["decided"] and out["vote"]["agreed"] == 1 and out["vote"]["programs"] == 4
     assert out["vote"]["decided_by"] == 0 and out["final"] == "21.0"
+    # a program over the user's files may run longer than a step's computation
+    budgets = {c["kwargs"]["max_tokens"] for c in model.calls if c["node"] in ("python_step", "python_check")}
+    assert budgets == {DATA_CODE_MAX_NEW_TOKENS} and DATA_CODE_MAX_NEW_TOKENS > CODE_MAX_NEW_TOKENS

@@ -48,12 +48,13 @@ def make_checker(model: BaseChatModel, base: SamplingConfig, run_alone: Callable
         sampling = run_options(runtime.context).sampling(base)
         drawn = len(state.get("checks") or [])
         emit("node_started", node="checker")
-        if drawn == 0:
-            node_sampling, seed_key = sampling.code, ("check", 0)
-        else:
-            node_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
-            seed_key = (state["vote"]["step_id"], "tie-break", drawn - 1)
         files = state.get("files") or []
+        code = sampling.code_for(bool(files))
+        if drawn == 0:
+            node_sampling, seed_key = code, ("check", 0)
+        else:
+            node_sampling = replace(code, temperature=max(code.temperature, WARM_TEMPERATURE))
+            seed_key = (state["vote"]["step_id"], "tie-break", drawn - 1)
         text, call = invoke_model(model, check_messages(asked(state), files=files), node_sampling,
                                   node="python_check", seed=sampling.seed, seed_key=seed_key)
         program = run_alone(strip_code_fences(text), files)

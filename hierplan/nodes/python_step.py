@@ -247,9 +247,10 @@ def make_python_step(model: BaseChatModel, base: SamplingConfig, run_code: CodeR
         attempts: list[CodeAttempt] = []
         columns: dict[str, list[str]] | None = None
         calls = []
-        repair_sampling = replace(sampling.code, temperature=max(sampling.code.temperature, WARM_TEMPERATURE))
+        code_sampling = sampling.code_for(bool(files))
+        repair_sampling = replace(code_sampling, temperature=max(code_sampling.temperature, WARM_TEMPERATURE))
         for attempt_no in range(options.max_repairs + 1):
-            text, call = invoke_model(model, messages, repair_sampling if attempt_no else sampling.code,
+            text, call = invoke_model(model, messages, repair_sampling if attempt_no else code_sampling,
                                       node="python_step", seed=sampling.seed, seed_key=(step["id"], attempt_no),
                                       stream=True, step_id=step["id"], attempt=attempt_no + 1)
             calls.append(call)
