@@ -119,7 +119,7 @@ def programs_run(graph, thread_id: str) -> dict[str, Any]:
 
     def brief(attempt: dict[str, Any]) -> dict[str, Any]:
         return {"code": attempt.get("code"), "ok": attempt.get("ok"), "stdout": (attempt.get("stdout") or "")[:800],
-                "error": (attempt.get("error") or "")[:400]}
+                "error": (attempt.get("error") or "")[:400], "mended": attempt.get("mended") or []}
 
     steps = [brief(a) for r in values.get("results") or [] for a in r.get("attempts") or []]
     calls = [{k: c.get(k) for k in ("node", "prompt_tokens", "generated_tokens", "seconds")}
