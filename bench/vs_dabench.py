@@ -9,6 +9,7 @@ attached as ``hierplan run --file`` attaches it). The order of the systems alter
     python bench/vs_dabench.py run --part validate --out bench-out/dabench-validate.jsonl
     python bench/vs_dabench.py summary bench-out/dabench-validate.jsonl
     python bench/vs_dabench.py programs bench-out/dabench-validate.jsonl   # each of hierplan's programs scored alone
+    python bench/vs_dabench.py replay bench-out/dabench-own1-1.jsonl     # its failed programs again, with the fixes by rule
 
 The task a system sees is the question, its constraints and its answer format, as the data set's README says.
 Scored as the benchmark's own closed-form scorer does (hierplan.eval.scoring.score_named): every ``@name[value]``
@@ -219,6 +220,46 @@ def read_programs(records: list[dict[str, Any]], tasks_path: Path) -> dict[str, 
             "some_program_right": oracle, "kept_wrong_while_some_right": missed, "questions": len(rows)}
 
 
+def replay_failed(records: list[dict[str, Any]], tasks_path: Path) -> dict[str, Any]:
+    """The programs of hierplan's that failed in a run, run again with the fixes by rule of the code as it is now
+    (rules.repair.mend): per program a line (question, step or check, what was fixed, ran or failed, right), and
+    counts: failed programs, fixed, ran once fixed, right once fixed, and questions hierplan got wrong on which a
+    fixed program is right."""
+    from hierplan.eval.scoring import score_named
+    from hierplan.eval.tasks import load_tasks
+    from hierplan.nodes.python_step import run_with_outputs
+    from hierplan.rules.template import fit_template
+    from hierplan.store.files import process_store
+    from hierplan.tools import run_python
+    from hierplan.tools.files import sandbox_data
+
+    tasks = {t.index: t for t in load_tasks(tasks_path, None)}
+    lines, failed, fixed, ran, right, wrong_questions = [], 0, 0, 0, 0, set()
+    for r in records:
+        if r.get("system") != "hierplan" or not r.get("programs"):
+            continue
+        task = tasks[r["index"]]
+        data = sandbox_data(task.files, process_store())
+        for kind in ("steps", "checks"):
+            for a in r["programs"][kind]:
+                if a["ok"] or not a.get("code") or a.get("mended"):
+                    continue
+                failed += 1
+                attempt, _ = run_with_outputs(a["code"], run_python, (), data)
+                if not attempt.mended:
+                    continue
+                fixed += 1
+                ran += attempt.ok
+                is_right = attempt.ok and score_named(fit_template(task.question, attempt.stdout), task.named)[1]
+                right += is_right
+                if is_right and not r.get("correct"):
+                    wrong_questions.add(r["index"])
+                lines.append(f"{r['index']:>3} {kind[:-1]:<5} {'ran' if attempt.ok else 'failed':<6} "
+                             f"{'right' if is_right else '':<5} {'; '.join(attempt.mended)}")
+    return {"lines": lines, "failed": failed, "fixed": fixed, "ran_once_fixed": ran, "right_once_fixed": right,
+            "wrong_questions_with_a_fixed_program_right": sorted(wrong_questions)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -236,17 +277,25 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("out", type=Path)
     g = sub.add_parser("programs", help="what hierplan's programs printed, each scored alone")
     g.add_argument("out", type=Path)
+    f = sub.add_parser("replay", help="hierplan's failed programs run again with today's fixes by rule")
+    f.add_argument("out", type=Path)
     args = p.parse_args(argv)
     if args.command == "tasks":
         for part, path in write_tasks().items():
             print(f"{part}: {path}")
         return 0
-    if args.command == "programs":
+    if args.command in ("programs", "replay"):
         lines = [json.loads(x) for x in args.out.read_text().splitlines() if x.strip()]
         part = lines[0]["settings"]["part"]
         tasks_path = TASKS_DIR / f"{part}.jsonl"
-        found = read_programs([x for x in lines[1:] if "system" in x],
-                              tasks_path if tasks_path.exists() else write_tasks()[part])
+        tasks_path = tasks_path if tasks_path.exists() else write_tasks()[part]
+        records = [x for x in lines[1:] if "system" in x]
+        if args.command == "replay":
+            found = replay_failed(records, tasks_path)
+            print("\n".join(found.pop("lines")))
+            print(json.dumps(found))
+            return 0
+        found = read_programs(records, tasks_path)
         for index, row in found.pop("rows").items():
             print(f"{index:>3} {row}")
         print(json.dumps(found))
