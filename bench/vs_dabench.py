@@ -16,7 +16,7 @@ Scored as the benchmark's own closed-form scorer does (hierplan.eval.scoring.sco
 of the answer; a question is right (ABQ) when all its named answers are. The parts are drawn once, before any
 tuning (seed 40 over the dev ids): ``tune`` the first 25, ``validate`` the next 80, ``fresh`` the other 110 (kept
 for a second validation once validate had been looked at); a part is never tuned on after it has been looked at.
-``own1``, ``own2``: 60 new questions each in the same form over the dev tables (bench/data/own_tables/README.md),
+``own1``, ``own2``, ``own3``: 60 new questions each in the same form over the dev tables (bench/data/own_tables/README.md),
 written once every dev question had been looked at. The baseline prompt below is a baseline, not product.
 """
 
@@ -43,7 +43,7 @@ PART_SEED = 40
 PARTS = {"tune": slice(0, 25), "validate": slice(25, 105), "fresh": slice(105, None)}
 # Sets in DABench's form written for this project by helpers that did not read the product (their README says how),
 # over the dev tables: run whole, in file order.
-OWN = {part: ROOT / "bench" / "data" / "own_tables" / f"dabench_{part}.jsonl" for part in ("own1", "own2")}
+OWN = {part: ROOT / "bench" / "data" / "own_tables" / f"dabench_{part}.jsonl" for part in ("own1", "own2", "own3")}
 SYSTEMS = ("program", "hierplan")
 
 PROGRAM_SYSTEM = ("You answer questions about the user's data file by writing one Python program. The file is at "

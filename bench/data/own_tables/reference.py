@@ -1,13 +1,13 @@
-"""Reference answers for dabench_own1.jsonl (ids 910001-910060) and dabench_own2.jsonl (ids 910101-910160),
-two sets of 60 DABench-form questions each on the DABench dev tables.
+"""Reference answers for dabench_own1.jsonl (ids 910001-910060), dabench_own2.jsonl (ids 910101-910160) and
+dabench_own3.jsonl (ids 910201-910260), three sets of 60 DABench-form questions each on the DABench dev tables.
 
 Run from the repository root:
 
     .venv/bin/python bench/data/own_tables/reference.py
 
 It recomputes every answer from the tables, formats it as the question's format asks, compares it with the
-`answers` stored in dabench_own1.jsonl and dabench_own2.jsonl and prints `ok` with the counts of each set
-(exit 0) or the mismatches (exit 1).
+`answers` stored in dabench_own1.jsonl, dabench_own2.jsonl and dabench_own3.jsonl and prints `ok` with the
+counts of each set (exit 0) or the mismatches (exit 1).
 
 Besides the plain recomputation it runs robustness checks:
   * ALT[id]: a second, independent computation (numpy / scipy / hand-written formulas, another solver) for
@@ -36,8 +36,9 @@ TABLES = Path(os.environ.get("DABENCH_TABLES")
               or Path(__file__).resolve().parents[3].parent / "shared/eval/dabench/tables")
 JSONL = HERE / "dabench_own1.jsonl"
 JSONL2 = HERE / "dabench_own2.jsonl"
+JSONL3 = HERE / "dabench_own3.jsonl"
 # (file, first id, last id) of each set that the script checks
-SETS = [(JSONL, 910001, 910060), (JSONL2, 910101, 910160)]
+SETS = [(JSONL, 910001, 910060), (JSONL2, 910101, 910160), (JSONL3, 910201, 910260)]
 
 _cache: dict[str, pd.DataFrame] = {}
 
@@ -2284,6 +2285,1293 @@ def _():
     Xtr, Xte, ytr, yte = _sun_split()
     pred, _b = _h_ols(Xtr, ytr, Xte)
     return [("r2_score", _h_r2(yte, pred), 4)]
+
+
+# ================================================================ own3 (dabench_own3.jsonl, 910201 ... 910260)
+# Helpers for the independent recomputations of own3 (own2's hand-written helpers above are reused).
+def _h3_std(x, ddof=0):
+    x = np.asarray(x, float)
+    return math.sqrt(((x - x.mean()) ** 2).sum() / (len(x) - ddof))
+
+
+def _h3_quartile(x, p):
+    """Linear-interpolation percentile (pandas' and numpy's default), written out by hand."""
+    xs = sorted(float(v) for v in x)
+    pos = (len(xs) - 1) * p
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def _h3_iqr_out(x):
+    """Boolean array: True for the values outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR] (hand-written quartiles)."""
+    x = np.asarray(x, float)
+    q1, q3 = _h3_quartile(x, 0.25), _h3_quartile(x, 0.75)
+    return (x < q1 - 1.5 * (q3 - q1)) | (x > q3 + 1.5 * (q3 - q1))
+
+
+def _h3_median(x):
+    return _h3_quartile(x, 0.5)
+
+
+def _h3_argbest(d: dict, largest=True):
+    """Key with the largest (smallest) value of a plain dict; asserts that the winner is unique."""
+    items = sorted(d.items(), key=lambda kv: kv[1], reverse=largest)
+    assert len(items) < 2 or abs(items[0][1] - items[1][1]) > 1e-9 * max(1.0, abs(items[0][1])), items[:2]
+    return items[0]
+
+
+def _h3_ks2(a, b):
+    """Two-sample Kolmogorov-Smirnov statistic D = max |F_a - F_b| over the pooled sample."""
+    a, b = np.sort(np.asarray(a, float)), np.sort(np.asarray(b, float))
+    allv = np.concatenate([a, b])
+    fa = np.searchsorted(a, allv, side="right") / len(a)
+    fb = np.searchsorted(b, allv, side="right") / len(b)
+    return np.abs(fa - fb).max()
+
+
+def _h3_anova_f(groups):
+    groups = [np.asarray(g, float) for g in groups]
+    allv = np.concatenate(groups)
+    k, n = len(groups), len(allv)
+    ssb = sum(len(g) * (g.mean() - allv.mean()) ** 2 for g in groups)
+    ssw = sum(((g - g.mean()) ** 2).sum() for g in groups)
+    return (ssb / (k - 1)) / (ssw / (n - k))
+
+
+def _h3_chi2_p(table, yates=True):
+    o = np.asarray(table, float)
+    dof = (o.shape[0] - 1) * (o.shape[1] - 1)
+    return stats.chi2.sf(_h_chi2(o, yates), dof)
+
+
+def _h3_normaltest_p(x):
+    """D'Agostino-Pearson K^2 test written out (the skewness and kurtosis z-scores of D'Agostino 1990 and
+    Anscombe-Glynn 1983, as scipy.stats.normaltest uses them); returns the p-value."""
+    x = np.asarray(x, float)
+    n = len(x)
+    b2 = _skew_pop(x)
+    y = b2 * math.sqrt((n + 1) * (n + 3) / (6.0 * (n - 2)))
+    beta2 = 3.0 * (n * n + 27 * n - 70) * (n + 1) * (n + 3) / ((n - 2.0) * (n + 5) * (n + 7) * (n + 9))
+    w2 = -1 + math.sqrt(2 * (beta2 - 1))
+    delta = 1 / math.sqrt(0.5 * math.log(w2))
+    alpha = math.sqrt(2.0 / (w2 - 1))
+    zs = delta * math.log(y / alpha + math.sqrt((y / alpha) ** 2 + 1))
+    k = _kurt_pop(x) + 3
+    e = 3.0 * (n - 1) / (n + 1)
+    var = 24.0 * n * (n - 2) * (n - 3) / ((n + 1) ** 2 * (n + 3) * (n + 5))
+    xk = (k - e) / math.sqrt(var)
+    sqrtbeta1 = (6.0 * (n * n - 5 * n + 2) / ((n + 7) * (n + 9))
+                 * math.sqrt(6.0 * (n + 3) * (n + 5) / (n * (n - 2) * (n - 3))))
+    a = 6.0 + 8.0 / sqrtbeta1 * (2.0 / sqrtbeta1 + math.sqrt(1 + 4.0 / sqrtbeta1 ** 2))
+    term1 = 1 - 2 / (9.0 * a)
+    denom = 1 + xk * math.sqrt(2 / (a - 4.0))
+    term2 = np.sign(denom) * ((1 - 2.0 / a) / abs(denom)) ** (1 / 3.0)
+    zk = (term1 - term2) / math.sqrt(2 / (9.0 * a))
+    return stats.chi2.sf(zs ** 2 + zk ** 2, 2)
+
+
+def _h3_logit_fit(Xtr, ytr, Xte):
+    """Logistic regression with sklearn's default L2 penalty (C=1, unpenalised intercept), minimised with
+    scipy's BFGS on the exact objective; returns the test decision values."""
+    from scipy.optimize import minimize
+    X = np.asarray(Xtr, float)
+    y = np.asarray(ytr, float)
+
+    def f(w):
+        z = X @ w[1:] + w[0]
+        loss = np.logaddexp(0, z).sum() - (y * z).sum() + 0.5 * (w[1:] ** 2).sum()
+        p = 1 / (1 + np.exp(-z))
+        g = np.concatenate([[(p - y).sum()], X.T @ (p - y) + w[1:]])
+        return loss, g
+
+    w = minimize(f, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
+                 options={"maxiter": 20000, "gtol": 1e-10, "ftol": 1e-15}).x
+    return np.asarray(Xte, float) @ w[1:] + w[0]
+
+
+# ---------------------------------------------------------------- Current_Logan.csv (own3)
+@q(910201)
+def _():
+    c = pd.read_csv(TABLES / "Current_Logan.csv", header=1)
+    c["Wins"] = pd.to_numeric(c["Wins"])
+    g = c.groupby("School")["Wins"].agg(["size", "mean"])
+    school, m = top(g.loc[g["size"] >= 3, "mean"], 910201)
+    return [("best_school", school, "str"), ("mean_wins", m, 3)]
+
+
+@alt(910201)
+def _():
+    lines = (TABLES / "Current_Logan.csv").read_text(encoding="utf-8-sig").splitlines()[2:]
+    wins: dict = {}
+    for line in lines:
+        parts = line.split(",")
+        wins.setdefault(parts[3], []).append(int(parts[0]))
+    means = {s: sum(w) / len(w) for s, w in wins.items() if len(w) >= 3}
+    s, m = _h3_argbest(means)
+    return [("best_school", s, "str"), ("mean_wins", m, 3)]
+
+
+# ---------------------------------------------------------------- city_departments_in_current_budget.csv (own3)
+@q(910202)
+def _():
+    d = load("city_departments_in_current_budget.csv")
+    d["word_count"] = d["Department Name"].str.split().str.len()
+    grp, _m = top(d.groupby("dept_group")["word_count"].mean(), 910202)
+    return [("top_group", grp, "str")]
+
+
+@alt(910202)
+def _():
+    d = load("city_departments_in_current_budget.csv")
+    per: dict = {}
+    allc = []
+    for name, g in zip(d["Department Name"], d["dept_group"]):
+        n = len(name.split())
+        allc.append(n)
+        per.setdefault(g, []).append(n)
+    grp, _m = _h3_argbest({k: sum(v) / len(v) for k, v in per.items()})
+    assert abs(sum(allc) / len(allc) - d["Department Name"].str.split().str.len().mean()) < 1e-12
+    return [("top_group", grp, "str")]
+
+
+# ---------------------------------------------------------------- 0020200722.csv (own3)
+@q(910203)
+def _():
+    n = load("0020200722.csv")
+    shots = n[n["EVENTMSGTYPE"].isin([1, 2])]
+    h3 = shots["HOMEDESCRIPTION"].str.contains("3PT", na=False)
+    v3 = shots["VISITORDESCRIPTION"].str.contains("3PT", na=False)
+    assert not (h3 & v3).any()
+    made = shots["EVENTMSGTYPE"] == 1
+    att = h3 | v3
+    return [("home_made_3pt", int((h3 & made).sum()), "int"), ("visitor_made_3pt", int((v3 & made).sum()), "int"),
+            ("three_point_pct", 100 * (att & made).sum() / att.sum(), 2)]
+
+
+@alt(910203)
+def _():
+    n = load("0020200722.csv")
+    hm = vm = a = m = 0
+    for t, h, v in zip(n["EVENTMSGTYPE"], n["HOMEDESCRIPTION"], n["VISITORDESCRIPTION"]):
+        if t not in (1, 2):
+            continue
+        ih = isinstance(h, str) and "3PT" in h
+        iv = isinstance(v, str) and "3PT" in v
+        if ih or iv:
+            a += 1
+            if t == 1:
+                m += 1
+                hm += ih
+                vm += iv
+    return [("home_made_3pt", hm, "int"), ("visitor_made_3pt", vm, "int"), ("three_point_pct", 100 * m / a, 2)]
+
+
+# ---------------------------------------------------------------- 2014_q4.csv (own3)
+_SIGNUP = "Annual Member Sign-Ups (midnight to 11:59 pm)"
+_TRIPS = "Trips over the past 24-hours (midnight to 11:59pm)"
+
+
+@q(910204)
+def _():
+    b = load("2014_q4.csv")
+    v = pd.to_numeric(b[_SIGNUP], errors="coerce")
+    diff = b["Total Annual Memberships Sold"].diff()
+    ok = v.notna() & diff.notna()
+    assert (v[ok] == diff[ok]).all() and v.iloc[0] == v.iloc[0]  # the rule holds; the first day is valid
+    fixed = v.fillna(diff)
+    assert int(v.isna().sum()) == 2
+    return [("total_signups", fixed.sum(), "int"), ("correlation", fixed.corr(b[_TRIPS]), 4)]
+
+
+@alt(910204)
+def _():
+    b = load("2014_q4.csv")
+    tot = b["Total Annual Memberships Sold"].tolist()
+    vals, bad = [], 0
+    for i, s in enumerate(b[_SIGNUP]):
+        if s.strip().isdigit():
+            vals.append(float(s))
+        else:
+            bad += 1
+            vals.append(float(tot[i] - tot[i - 1]))
+    assert bad == 2
+    return [("total_signups", sum(vals), "int"), ("correlation", _h_pearson(vals, b[_TRIPS]), 4)]
+
+
+# ---------------------------------------------------------------- 2015.csv (own3)
+@q(910205)
+def _():
+    s = load("2015.csv")
+    lo, hi = iqr_bounds(s["Trust (Government Corruption)"])
+    out = (s["Trust (Government Corruption)"] < lo) | (s["Trust (Government Corruption)"] > hi)
+    return [("outlier_count", int(out.sum()), "int"), ("mean_happiness", s.loc[out, "Happiness Score"].mean(), 4)]
+
+
+@alt(910205)
+def _():
+    s = load("2015.csv")
+    out = _h3_iqr_out(s["Trust (Government Corruption)"])
+    return [("outlier_count", int(out.sum()), "int"),
+            ("mean_happiness", s["Happiness Score"].to_numpy()[out].mean(), 4)]
+
+
+# ---------------------------------------------------------------- 20170413_000000_group_statistics.csv (own3)
+@q(910206)
+def _():
+    g = load("20170413_000000_group_statistics.csv")
+    hour = pd.to_datetime(g["timestamp"], format="%b %d  %Y %I:%M:%S %p").dt.hour
+    h, _n = top(g.groupby(hour)["num. calls answered"].sum(), 910206)
+    return [("busiest_hour", h, "int")]
+
+
+@alt(910206)
+def _():
+    g = load("20170413_000000_group_statistics.csv")
+    per: dict = {}
+    for ts, n in zip(g["timestamp"], g["num. calls answered"]):
+        hh, ampm = int(ts.split()[3].split(":")[0]), ts.split()[4]
+        hour = hh % 12 + (12 if ampm == "PM" else 0)
+        per[hour] = per.get(hour, 0) + n
+    h, _n = _h3_argbest(per)
+    return [("busiest_hour", h, "int")]
+
+
+# ---------------------------------------------------------------- 3901.csv (own3)
+@q(910207)
+def _():
+    s = load("3901.csv")
+    return [("spearman_correlation", s["AREA_ACR"].corr(s["USFLUX"], method="spearman"), 3)]
+
+
+@alt(910207)
+def _():
+    s = load("3901.csv")
+    return [("spearman_correlation", _h_spearman(s["AREA_ACR"], s["USFLUX"]), 3)]
+
+
+# ---------------------------------------------------------------- Credit.csv (own3)
+def _credit_split():
+    from sklearn.model_selection import train_test_split
+    c = load("Credit.csv")
+    X = c[["Income", "Limit", "Rating", "Cards", "Age", "Education"]].copy()
+    X["Student"] = (c["Student"] == "Yes").astype(int)
+    return train_test_split(X, c["Balance"], test_size=0.2, random_state=42)
+
+
+@q(910208)
+def _():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+    Xtr, Xte, ytr, yte = _credit_split()
+    p = LinearRegression().fit(Xtr, ytr).predict(Xte)
+    return [("r2_score", r2_score(yte, p), 4)]
+
+
+@alt(910208)
+def _():
+    Xtr, Xte, ytr, yte = _credit_split()
+    pred, _b = _h_ols(Xtr, ytr, Xte)
+    y = np.asarray(yte, float)
+    return [("r2_score", _h_r2(y, pred), 4)]
+
+
+# ---------------------------------------------------------------- DES=+2006261.csv (own3)
+_AU = 149597870.7
+
+
+@q(910209)
+def _():
+    d = load("DES=+2006261.csv")
+    step = np.sqrt(d["X"].diff() ** 2 + d["Y"].diff() ** 2 + d["Z"].diff() ** 2)
+    speed = step / (d["JDTDB"].diff() * 86400)
+    return [("mean_speed", speed.mean(), 3), ("path_length_au", step.sum() / _AU, 4)]
+
+
+@alt(910209)
+def _():
+    d = load("DES=+2006261.csv")
+    rows = list(zip(d["JDTDB"], d["X"], d["Y"], d["Z"]))
+    speeds, total = [], 0.0
+    for (t0, *p0), (t1, *p1) in zip(rows, rows[1:]):
+        s = math.dist(p0, p1)
+        total += s
+        speeds.append(s / ((t1 - t0) * 86400))
+    return [("mean_speed", sum(speeds) / len(speeds), 3), ("path_length_au", total / _AU, 4)]
+
+
+# ---------------------------------------------------------------- GODREJIND.csv (own3)
+@q(910210)
+def _():
+    g = load("GODREJIND.csv")
+    rng = (g["High Price"] - g["Low Price"]) / g["Prev Close"] * 100
+    return [("correlation", rng.corr(g["Total Traded Quantity"]), 4)]
+
+
+@alt(910210)
+def _():
+    g = load("GODREJIND.csv")
+    rng = [(h - lo) / p * 100 for h, lo, p in zip(g["High Price"], g["Low Price"], g["Prev Close"])]
+    return [("correlation", _h_pearson(rng, g["Total Traded Quantity"]), 4)]
+
+
+# ---------------------------------------------------------------- YAHOO-BTC_USD_D.csv (own3)
+@q(910211)
+def _():
+    y = load("YAHOO-BTC_USD_D.csv").dropna(subset=["Open", "High", "Low"])
+    wide = (y["High"] - y["Low"]) / y["Open"] > 0.10
+    return [("wide_range_days", int(wide.sum()), "int")]
+
+
+@alt(910211)
+def _():
+    y = load("YAHOO-BTC_USD_D.csv")
+    n = 0
+    for o, h, lo in zip(y["Open"], y["High"], y["Low"]):
+        if o == o and (h - lo) / o > 0.10:
+            n += 1
+    return [("wide_range_days", n, "int")]
+
+
+@q(910212)
+def _():
+    y = load("YAHOO-BTC_USD_D.csv").dropna(subset=["Close"])
+    y["log_return"] = np.log(y["Close"]).diff()
+    yr = pd.to_datetime(y["Date"]).dt.year
+    a = y.loc[yr == 2017, "log_return"].dropna()
+    b = y.loc[yr == 2018, "log_return"].dropna()
+    return [("ks_statistic", stats.ks_2samp(a, b).statistic, 4)]
+
+
+@alt(910212)
+def _():
+    y = load("YAHOO-BTC_USD_D.csv")
+    ok = y["Close"].notna().to_numpy()
+    c, d = y["Close"].to_numpy()[ok], y["Date"].to_numpy()[ok]
+    r = np.log(c[1:] / c[:-1])
+    yrs = np.array([s[:4] for s in d[1:]])
+    return [("ks_statistic", _h3_ks2(r[yrs == "2017"], r[yrs == "2018"]), 4)]
+
+
+# ---------------------------------------------------------------- Zip_MedianSoldPricePerSqft_AllHomes.csv (own3)
+@q(910213)
+def _():
+    z = load("Zip_MedianSoldPricePerSqft_AllHomes.csv").sort_values(["RegionName", "Month"])
+    f = z.groupby("RegionName")["MedianSoldPricePerSqft"].transform(
+        lambda s: s.interpolate(method="linear", limit_area="inside"))
+    return [("still_missing", int(f.isna().sum()), "int"), ("mean_price", f.mean(), 2)]
+
+
+@alt(910213)
+def _():
+    z = load("Zip_MedianSoldPricePerSqft_AllHomes.csv")
+    vals, missing = [], 0
+    for _zip, g in z.groupby("RegionName"):
+        g = g.sort_values("Month")
+        v = g["MedianSoldPricePerSqft"].to_numpy()
+        known = np.flatnonzero(~np.isnan(v))
+        filled = v.copy()
+        if len(known):
+            inside = np.arange(known[0], known[-1] + 1)
+            filled[inside] = np.interp(inside, known, v[known])
+        missing += int(np.isnan(filled).sum())
+        vals += list(filled[~np.isnan(filled)])
+    return [("still_missing", missing, "int"), ("mean_price", float(np.mean(vals)), 2)]
+
+
+# ---------------------------------------------------------------- abalone.csv (own3)
+def _abalone_split():
+    from sklearn.model_selection import train_test_split
+    a = load("abalone.csv")
+    X = a[["Length", "Diameter", "Height", "Whole weight", "Shell weight"]]
+    return train_test_split(X, (a["Sex"] == "I").astype(int), test_size=0.1, random_state=1)
+
+
+@q(910214)
+def _():
+    from sklearn.linear_model import LogisticRegression
+    Xtr, Xte, ytr, yte = _abalone_split()
+    m = LogisticRegression(max_iter=1000).fit(Xtr, ytr)
+    margin = np.abs(m.decision_function(Xte)).min()
+    if margin < 1e-2:
+        UNIQUE_ERRORS.append(f"910214: a test point lies near the decision boundary ({margin})")
+    return [("accuracy", (m.predict(Xte) == yte).mean(), 4)]
+
+
+@alt(910214)
+def _():
+    from sklearn.linear_model import LogisticRegression
+    Xtr, Xte, ytr, yte = _abalone_split()
+    z = _h3_logit_fit(Xtr, ytr, Xte)
+    # the exact optimum classifies every test point as the sklearn fit of the question does
+    assert ((z > 0).astype(int) == LogisticRegression(max_iter=1000).fit(Xtr, ytr).predict(Xte)).all()
+    return [("accuracy", ((z > 0).astype(int) == np.asarray(yte)).mean(), 4)]
+
+
+# ---------------------------------------------------------------- arrest_expungibility.csv (own3)
+@q(910215)
+def _():
+    a = load("arrest_expungibility.csv").dropna(subset=["Count"])
+    per_age = a.groupby("Age")["Count"].sum()
+    return [("under_18_share", per_age[per_age.index < 18].sum() / per_age.sum(), 4)]
+
+
+@alt(910215)
+def _():
+    a = load("arrest_expungibility.csv")
+    per: dict = {}
+    for age, c in zip(a["Age"], a["Count"]):
+        if c == c:
+            per[age] = per.get(age, 0.0) + c
+    under = sum(v for k, v in per.items() if k < 18)
+    return [("under_18_share", under / sum(per.values()), 4)]
+
+
+# ---------------------------------------------------------------- auto-mpg.csv (own3)
+@q(910216)
+def _():
+    a = load("auto-mpg.csv")
+    f = a[a["cylinders"] == 4]
+    return [("correlation", f["modelyear"].corr(f["mpg"]), 4)]
+
+
+@alt(910216)
+def _():
+    a = load("auto-mpg.csv")
+    k = (a["cylinders"] == 4).to_numpy()
+    return [("correlation", _h_pearson(a["modelyear"].to_numpy()[k], a["mpg"].to_numpy()[k]), 4)]
+
+
+def _auto_split():
+    from sklearn.model_selection import train_test_split
+    a = load("auto-mpg.csv")
+    X = a[["mpg", "displacement", "horsepower", "weight", "acceleration"]]
+    return train_test_split(X, (a["origin"] == 1).astype(int), test_size=0.25, random_state=2)
+
+
+@q(910217)
+def _():
+    from sklearn.linear_model import LogisticRegression
+    Xtr, Xte, ytr, yte = _auto_split()
+    m = LogisticRegression(max_iter=1000).fit(Xtr, ytr)
+    margin = np.abs(m.decision_function(Xte)).min()
+    if margin < 1e-2:
+        UNIQUE_ERRORS.append(f"910217: a test point lies near the decision boundary ({margin})")
+    return [("accuracy", (m.predict(Xte) == yte).mean(), 4)]
+
+
+@alt(910217)
+def _():
+    from sklearn.linear_model import LogisticRegression
+    Xtr, Xte, ytr, yte = _auto_split()
+    m = LogisticRegression(max_iter=10000, solver="newton-cg", tol=1e-10).fit(Xtr, ytr)
+    z = _h3_logit_fit(Xtr, ytr, Xte)
+    # the fully converged optimum (two solvers) classifies every test point as the lbfgs fit of the question does
+    lbfgs = LogisticRegression(max_iter=1000).fit(Xtr, ytr).predict(Xte)
+    assert ((z > 0).astype(int) == m.predict(Xte)).all() and (m.predict(Xte) == lbfgs).all()
+    return [("accuracy", (m.predict(Xte) == yte).mean(), 4)]
+
+
+# ---------------------------------------------------------------- baro_2015.csv (own3)
+_SECTORS = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]
+
+
+@q(910218)
+def _():
+    b = load("baro_2015.csv").dropna(subset=[" WINDSPEED"])
+    b["sector"] = [_SECTORS[int(((d + 22.5) % 360) // 45)] for d in b[" DIR"]]
+    sec, m = top(b.groupby("sector")[" WINDSPEED"].mean(), 910218)
+    return [("windiest_sector", sec, "str"), ("mean_wind_speed", m, 2)]
+
+
+@alt(910218)
+def _():
+    b = load("baro_2015.csv")
+    d = b[" DIR"].to_numpy(float)
+    w = b[" WINDSPEED"].to_numpy(float)
+    ok = ~np.isnan(w)
+    # sectors by explicit bounds: N is [337.5, 360] or [0, 22.5), the others [c - 22.5, c + 22.5)
+    centres = np.arange(8) * 45.0
+    idx = np.zeros(len(d), int)
+    for i, c in enumerate(centres[1:], start=1):
+        idx[(d >= c - 22.5) & (d < c + 22.5)] = i
+    means = {_SECTORS[i]: w[ok & (idx == i)].mean() for i in range(8)}
+    s, m = _h3_argbest(means)
+    return [("windiest_sector", s, "str"), ("mean_wind_speed", m, 2)]
+
+
+# ---------------------------------------------------------------- baseball_data.csv (own3)
+_BB_FEATS = ["on_base_percentage", "number_of_runs", "number_of_hits", "number_of_home_runs",
+             "number_of_runs_batted_in", "number_of_walks", "indicator_of_free_agency_eligibility",
+             "indicator_of_arbitration_eligibility"]
+
+
+def _bb_split():
+    from sklearn.model_selection import train_test_split
+    b = load("baseball_data.csv").dropna(subset=_BB_FEATS)
+    return train_test_split(b[_BB_FEATS], np.log(b["salary_in_thousands_of_dollars"]), test_size=0.2,
+                            random_state=42)
+
+
+@q(910219)
+def _():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+    Xtr, Xte, ytr, yte = _bb_split()
+    return [("r2_score", r2_score(yte, LinearRegression().fit(Xtr, ytr).predict(Xte)), 4)]
+
+
+@alt(910219)
+def _():
+    Xtr, Xte, ytr, yte = _bb_split()
+    pred, _b = _h_ols(Xtr, ytr, Xte)
+    return [("r2_score", _h_r2(yte, pred), 4)]
+
+
+@q(910220)
+def _():
+    s = load("baseball_data.csv")["salary_in_thousands_of_dollars"]
+    return [("skew_log_salary", stats.skew(np.log(s)), 4)]
+
+
+@alt(910220)
+def _():
+    s = load("baseball_data.csv")["salary_in_thousands_of_dollars"].to_numpy(float)
+    # the skewness of the log does not depend on the log base
+    assert abs(_skew_pop(np.log10(s)) - _skew_pop(np.log(s))) < 1e-12
+    return [("skew_log_salary", _skew_pop(np.log(s)), 4)]
+
+
+# ---------------------------------------------------------------- beauty and the labor market.csv (own3)
+@q(910221)
+def _():
+    w = load("beauty and the labor market.csv")
+    chi2 = stats.chi2_contingency(pd.crosstab(w["female"], w["union"]))[0]
+    return [("chi2_statistic", chi2, 2)]
+
+
+@alt(910221)
+def _():
+    w = load("beauty and the labor market.csv")
+    tab = np.zeros((2, 2))
+    for f, u in zip(w["female"], w["union"]):
+        tab[f, u] += 1
+    return [("chi2_statistic", _h_chi2(tab), 2)]
+
+
+@q(910222)
+def _():
+    w = load("beauty and the labor market.csv")
+    return [("p_value", stats.normaltest(w["lwage"]).pvalue, 4)]
+
+
+@alt(910222)
+def _():
+    x = load("beauty and the labor market.csv")["lwage"].to_numpy(float)
+    return [("p_value", _h3_normaltest_p(x), 4)]
+
+
+# ---------------------------------------------------------------- bitconnect_price.csv (own3)
+@q(910223)
+def _():
+    b = load("bitconnect_price.csv")
+    vol = b["Volume"].str.replace(",", "").astype(float)
+    up, down = b["Close"] > b["Open"], b["Close"] < b["Open"]
+    return [("volume_ratio", vol[up].mean() / vol[down].mean(), 4)]
+
+
+@alt(910223)
+def _():
+    b = load("bitconnect_price.csv")
+    u, d = [], []
+    for o, c, v in zip(b["Open"], b["Close"], b["Volume"]):
+        v = int(v.replace(",", ""))
+        if c > o:
+            u.append(v)
+        elif c < o:
+            d.append(v)
+    return [("volume_ratio", (sum(u) / len(u)) / (sum(d) / len(d)), 4)]
+
+
+# ---------------------------------------------------------------- cost_data_with_errors.csv (own3)
+@q(910224)
+def _():
+    c = load("cost_data_with_errors.csv")
+    med = c.groupby("max_storm_cat")["max_sust_wind"].transform("median")
+    f = c["max_sust_wind"].fillna(med)
+    assert f.notna().all()
+    return [("mean_wind", f.mean(), 2)]
+
+
+@alt(910224)
+def _():
+    c = load("cost_data_with_errors.csv")
+    by: dict = {}
+    for k, w in zip(c["max_storm_cat"], c["max_sust_wind"]):
+        if w == w:
+            by.setdefault(k, []).append(w)
+    vals = [w if w == w else _h3_median(by[k]) for k, w in zip(c["max_storm_cat"], c["max_sust_wind"])]
+    return [("mean_wind", sum(vals) / len(vals), 2)]
+
+
+# ---------------------------------------------------------------- country_vaccinations.csv (own3)
+@q(910225)
+def _():
+    c = load("country_vaccinations.csv")
+    day, total = top(c.groupby("date")["daily_vaccinations"].sum(), 910225)
+    return [("peak_date", day, "str"), ("total_daily_vaccinations", total, "int")]
+
+
+@alt(910225)
+def _():
+    c = load("country_vaccinations.csv")
+    per: dict = {}
+    for d, v in zip(c["date"], c["daily_vaccinations"]):
+        if v == v:
+            per[d] = per.get(d, 0.0) + v
+    d, v = _h3_argbest(per)
+    return [("peak_date", d, "str"), ("total_daily_vaccinations", v, "int")]
+
+
+# ---------------------------------------------------------------- e5_aapl.csv (own3)
+@q(910226)
+def _():
+    e = load("e5_aapl.csv")
+    e["Date"] = pd.to_datetime(e["Date"])
+    last = e.sort_values("Date").groupby(e["Date"].dt.strftime("%Y-%m"))["Close"].last()
+    r = last.pct_change().dropna()
+    best, br = top(r, 910226)
+    return [("best_month", best, "str"), ("best_return", br, 4)]
+
+
+@alt(910226)
+def _():
+    e = load("e5_aapl.csv")
+    last: dict = {}
+    for d, c in sorted(zip(e["Date"], e["Close"])):
+        last[d[:7]] = c
+    months = sorted(last)
+    r = {m: last[m] / last[p] - 1 for p, m in zip(months, months[1:])}
+    b, br = _h3_argbest(r)
+    return [("best_month", b, "str"), ("best_return", br, 4)]
+
+
+# ---------------------------------------------------------------- election2016.csv (own3)
+@q(910227)
+def _():
+    e = load("election2016.csv")
+    st = e.groupby("state_abbr")[["votes_dem", "votes_gop", "total_votes"]].sum()
+    share = st["votes_dem"] / st["total_votes"]
+    s, _v = top(share, 910227, largest=False)
+    return [("lowest_dem_state", s, "str"), ("dem_won_states", int((st["votes_dem"] > st["votes_gop"]).sum()), "int")]
+
+
+@alt(910227)
+def _():
+    e = load("election2016.csv")
+    agg: dict = {}
+    for s, d, g, t in zip(e["state_abbr"], e["votes_dem"], e["votes_gop"], e["total_votes"]):
+        a = agg.setdefault(s, [0.0, 0.0, 0.0])
+        a[0] += d
+        a[1] += g
+        a[2] += t
+    s, _v = _h3_argbest({k: a[0] / a[2] for k, a in agg.items()}, largest=False)
+    return [("lowest_dem_state", s, "str"), ("dem_won_states", sum(a[0] > a[1] for a in agg.values()), "int")]
+
+
+# ---------------------------------------------------------------- estimated_numbers.csv (own3)
+@q(910228)
+def _():
+    e = load("estimated_numbers.csv")
+    y = e[e["Year"] == 2017].dropna(subset=["No. of cases_min", "No. of cases_max"])
+    y = y.assign(rel_width=(y["No. of cases_max"] - y["No. of cases_min"]) / y["No. of cases_median"])
+    reg, _v = top(y.groupby("WHO Region")["rel_width"].mean(), 910228)
+    return [("top_region", reg, "str")]
+
+
+@alt(910228)
+def _():
+    e = load("estimated_numbers.csv")
+    per: dict = {}
+    for yr, lo, hi, med, reg in zip(e["Year"], e["No. of cases_min"], e["No. of cases_max"],
+                                    e["No. of cases_median"], e["WHO Region"]):
+        if yr == 2017 and lo == lo and hi == hi:
+            per.setdefault(reg, []).append((hi - lo) / med)
+    r, _v = _h3_argbest({k: sum(x) / len(x) for k, x in per.items()})
+    return [("top_region", r, "str")]
+
+
+# ---------------------------------------------------------------- fb_articles_20180822_20180829_df.csv (own3)
+@q(910229)
+def _():
+    f = load("fb_articles_20180822_20180829_df.csv")
+    return [("spearman_correlation", stats.spearmanr(f["neg"], f["compound"]).statistic, 4)]
+
+
+@alt(910229)
+def _():
+    f = load("fb_articles_20180822_20180829_df.csv")
+    return [("spearman_correlation", _h_spearman(f["neg"], f["compound"]), 4)]
+
+
+# ---------------------------------------------------------------- ferret-Pitt-2-preinf-lib2-100_sitediffsel.csv (own3)
+_FERRET = "ferret-Pitt-2-preinf-lib2-100_sitediffsel.csv"
+
+
+@q(910230)
+def _():
+    f = load(_FERRET)
+    out = np.abs(stats.zscore(f["max_diffsel"])) > 3
+    return [("outlier_count", int(out.sum()), "int")]
+
+
+@alt(910230)
+def _():
+    f = load(_FERRET)
+    return [("outlier_count", _h_zcount(f["max_diffsel"]), "int")]
+
+
+@q(910231)
+def _():
+    f = load(_FERRET)
+    net = f["positive_diffsel"] + f["negative_diffsel"].fillna(0)
+    return [("mean_net_diffsel", net.mean(), 4), ("positive_net_count", int((net > 0).sum()), "int")]
+
+
+@alt(910231)
+def _():
+    f = load(_FERRET)
+    net = [p + (n if n == n else 0.0) for p, n in zip(f["positive_diffsel"], f["negative_diffsel"])]
+    return [("mean_net_diffsel", sum(net) / len(net), 4), ("positive_net_count", sum(x > 0 for x in net), "int")]
+
+
+# ---------------------------------------------------------------- gapminder_cleaned.csv (own3)
+@q(910232)
+def _():
+    g = load("gapminder_cleaned.csv")
+    y = g[g["year"] == 2007].assign(w=lambda d: d["lifeexp"] * d["pop"])
+    s = y.groupby("continent")[["w", "pop"]].sum()
+    wm = s["w"] / s["pop"]
+    return [("africa_weighted_lifeexp", wm["africa"], 2), ("asia_weighted_lifeexp", wm["asia"], 2)]
+
+
+@alt(910232)
+def _():
+    g = load("gapminder_cleaned.csv")
+    out = []
+    for cont in ("africa", "asia"):
+        d = g[(g["year"] == 2007) & (g["continent"] == cont)]
+        out.append(float(np.average(d["lifeexp"], weights=d["pop"])))
+    return [("africa_weighted_lifeexp", out[0], 2), ("asia_weighted_lifeexp", out[1], 2)]
+
+
+def _gap_split():
+    from sklearn.model_selection import train_test_split
+    g = load("gapminder_cleaned.csv")
+    X = pd.DataFrame({"log_gdp": np.log10(g["gdppercap"]), "year": g["year"]})
+    return train_test_split(X, g["lifeexp"], test_size=0.2, random_state=42)
+
+
+@q(910233)
+def _():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+    Xtr, Xte, ytr, yte = _gap_split()
+    m = LinearRegression().fit(Xtr, ytr)
+    return [("r2_score", r2_score(yte, m.predict(Xte)), 4)]
+
+
+@alt(910233)
+def _():
+    Xtr, Xte, ytr, yte = _gap_split()
+    pred, beta = _h_ols(Xtr, ytr, Xte)
+    return [("r2_score", _h_r2(yte, pred), 4)]
+
+
+# ---------------------------------------------------------------- gapminder_gdp_asia.csv (own3)
+@q(910234)
+def _():
+    a = load("gapminder_gdp_asia.csv")
+    return [("spearman_correlation", a["gdpPercap_1952"].corr(a["gdpPercap_2007"], method="spearman"), 4)]
+
+
+@alt(910234)
+def _():
+    a = load("gapminder_gdp_asia.csv")
+    # no ties: the classic formula 1 - 6 sum d^2 / (n (n^2 - 1)) applies
+    r1, r2 = _h_ranks(a["gdpPercap_1952"]), _h_ranks(a["gdpPercap_2007"])
+    assert len(set(r1)) == len(r1) and len(set(r2)) == len(r2)
+    n = len(r1)
+    return [("spearman_correlation", 1 - 6 * ((r1 - r2) ** 2).sum() / (n * (n * n - 1)), 4)]
+
+
+# ---------------------------------------------------------------- hotel_data.csv (own3)
+@q(910235)
+def _():
+    h = load("hotel_data.csv")
+    h["branded"] = h["brand_name"].notna()
+    g = h.groupby("city_name")["branded"].agg(["size", "mean"])
+    city, _share = top(g.loc[g["size"] >= 10, "mean"], 910235)
+    return [("top_city", city, "str")]
+
+
+@alt(910235)
+def _():
+    h = load("hotel_data.csv")
+    n: dict = {}
+    b: dict = {}
+    for c, br in zip(h["city_name"], h["brand_name"]):
+        n[c] = n.get(c, 0) + 1
+        b[c] = b.get(c, 0) + isinstance(br, str)
+    c, _s = _h3_argbest({k: b[k] / n[k] for k in n if n[k] >= 10})
+    return [("top_city", c, "str")]
+
+
+@q(910236)
+def _():
+    h = load("hotel_data.csv")
+    k = h["brand_name"].notna()
+    u = stats.mannwhitneyu(h.loc[k, "review_count"], h.loc[~k, "review_count"]).statistic
+    return [("probability_of_superiority", u / (k.sum() * (~k).sum()), 4)]
+
+
+@alt(910236)
+def _():
+    h = load("hotel_data.csv")
+    k = h["brand_name"].notna().to_numpy()
+    r = h["review_count"].to_numpy(float)
+    a, b = r[k], r[~k]
+    # direct pair count: P(branded > unbranded) + 0.5 * P(tie)
+    gt = (a[:, None] > b[None, :]).sum() + 0.5 * (a[:, None] == b[None, :]).sum()
+    u1, _p = _h_mwu(a, b)
+    assert abs(gt - u1) < 1e-6
+    return [("probability_of_superiority", gt / (len(a) * len(b)), 4)]
+
+
+# ---------------------------------------------------------------- imp.score.ldlr.metabolome.csv (own3)
+@q(910237)
+def _():
+    m = load("imp.score.ldlr.metabolome.csv")
+    name, n = top(m["standard_indentification_level_1"].value_counts(), 910237)
+    return [("top_compound", name, "str"),
+            ("mean_importance", m.loc[m["standard_indentification_level_1"] == name, "importance.score"].mean(), 6)]
+
+
+@alt(910237)
+def _():
+    m = load("imp.score.ldlr.metabolome.csv")
+    per: dict = {}
+    for c, s in zip(m["standard_indentification_level_1"], m["importance.score"]):
+        if isinstance(c, str):
+            per.setdefault(c, []).append(s)
+    c, n = _h3_argbest({k: len(v) for k, v in per.items()})
+    return [("top_compound", c, "str"), ("mean_importance", sum(per[c]) / len(per[c]), 6)]
+
+
+# ---------------------------------------------------------------- insurance.csv (own3)
+@q(910238)
+def _():
+    i = load("insurance.csv")
+    return [("p_value", stats.chi2_contingency(pd.crosstab(i["region"], i["smoker"]))[1], 4)]
+
+
+@alt(910238)
+def _():
+    i = load("insurance.csv")
+    regions = sorted(set(i["region"]))
+    tab = np.zeros((len(regions), 2))
+    for r, s in zip(i["region"], i["smoker"]):
+        tab[regions.index(r), int(s == "yes")] += 1
+    return [("p_value", _h3_chi2_p(tab), 4)]
+
+
+# ---------------------------------------------------------------- microsoft.csv (own3)
+@q(910239)
+def _():
+    m = load("microsoft.csv")
+    m["Date"] = pd.to_datetime(m["Date"], format="%d-%b-%y")
+    r = m.sort_values("Date")["Close"].pct_change().dropna()
+    return [("skewness", stats.skew(r), 4), ("kurtosis", stats.kurtosis(r), 4)]
+
+
+@alt(910239)
+def _():
+    m = load("microsoft.csv")
+    # the file runs from the newest to the oldest day: reverse it
+    assert pd.to_datetime(m["Date"], format="%d-%b-%y").is_monotonic_decreasing
+    c = m["Close"].to_numpy()[::-1]
+    r = c[1:] / c[:-1] - 1
+    return [("skewness", _skew_pop(r), 4), ("kurtosis", _kurt_pop(r), 4)]
+
+
+# ---------------------------------------------------------------- my_test_01.csv (own3)
+@q(910240)
+def _():
+    t = load("my_test_01.csv")
+    return [("correlation", (t["AveBedrms"] / t["AveRooms"]).corr(t["MedianHouseValue"]), 4)]
+
+
+@alt(910240)
+def _():
+    t = load("my_test_01.csv")
+    return [("correlation", _h_pearson(t["AveBedrms"].to_numpy() / t["AveRooms"].to_numpy(),
+                                       t["MedianHouseValue"]), 4)]
+
+
+@q(910241)
+def _():
+    t = load("my_test_01.csv")
+    return [("outlier_count", int((np.abs(stats.zscore(t["AveOccup"])) > 3).sum()), "int")]
+
+
+@alt(910241)
+def _():
+    return [("outlier_count", _h_zcount(load("my_test_01.csv")["AveOccup"]), "int")]
+
+
+# ---------------------------------------------------------------- oecd_education_spending.csv (own3)
+@q(910242)
+def _():
+    o = load("oecd_education_spending.csv")
+    t = o[o["SUBJECT"] == "TRY"].pivot(index="LOCATION", columns="TIME", values="Value")
+    ch = (t[2013] - t[2012]).dropna()
+    loc, _v = top(ch, 910242, rel_gap=1e-3)
+    return [("top_location", loc, "str")]
+
+
+@alt(910242)
+def _():
+    o = load("oecd_education_spending.csv")
+    v: dict = {}
+    for loc, s, t, x in zip(o["LOCATION"], o["SUBJECT"], o["TIME"], o["Value"]):
+        if s == "TRY" and x == x:
+            v[(loc, t)] = x
+    ch = {loc: v[(loc, 2013)] - v[(loc, 2012)] for loc, t in v if t == 2012 and (loc, 2013) in v}
+    loc, _d = _h3_argbest(ch)
+    return [("top_location", loc, "str")]
+
+
+# ---------------------------------------------------------------- percent-bachelors-degrees-women-usa.csv (own3)
+@q(910243)
+def _():
+    p = load("percent-bachelors-degrees-women-usa.csv")
+    peak = int(p.loc[p["Computer Science"].idxmax(), "Year"])
+    assert (p["Computer Science"] == p["Computer Science"].max()).sum() == 1
+    s = p[p["Year"] >= peak]
+    slope = stats.linregress(s["Year"], s["Computer Science"]).slope
+    return [("peak_year", peak, "int"), ("slope", slope, 4)]
+
+
+@alt(910243)
+def _():
+    p = load("percent-bachelors-degrees-women-usa.csv")
+    y, c = p["Year"].to_numpy(float), p["Computer Science"].to_numpy(float)
+    peak = int(y[np.argmax(c)])
+    k = y >= peak
+    slope = np.polyfit(y[k], c[k], 1)[0]
+    return [("peak_year", peak, "int"), ("slope", slope, 4)]
+
+
+# ---------------------------------------------------------------- ravenna_250715.csv (own3)
+@q(910244)
+def _():
+    r = load("ravenna_250715.csv")
+    when, _t = top(r.set_index("day")["temp"], 910244, largest=False)
+    return [("coldest_time", when, "str")]
+
+
+@alt(910244)
+def _():
+    r = load("ravenna_250715.csv")
+    pairs = sorted(zip(r["temp"], r["day"]))
+    return [("coldest_time", pairs[0][1], "str")]
+
+
+# ---------------------------------------------------------------- test_Y3wMUE5_7gLdaTN.csv (own3)
+_LOAN = "test_Y3wMUE5_7gLdaTN.csv"
+
+
+@q(910245)
+def _():
+    l = load(_LOAN)
+    l["LoanAmount"] = l["LoanAmount"].fillna(l.groupby("Property_Area")["LoanAmount"].transform("median"))
+    l["ratio"] = l["LoanAmount"] * 1000 / (l["ApplicantIncome"] + l["CoapplicantIncome"])
+    area, _r = top(l.groupby("Property_Area")["ratio"].mean(), 910245)
+    return [("mean_loan_amount", l["LoanAmount"].mean(), 3), ("top_area", area, "str")]
+
+
+@alt(910245)
+def _():
+    l = load(_LOAN)
+    by: dict = {}
+    for a, x in zip(l["Property_Area"], l["LoanAmount"]):
+        if x == x:
+            by.setdefault(a, []).append(x)
+    amounts, ratios = [], {}
+    for a, x, ai, ci in zip(l["Property_Area"], l["LoanAmount"], l["ApplicantIncome"], l["CoapplicantIncome"]):
+        x = x if x == x else _h3_median(by[a])
+        amounts.append(x)
+        ratios.setdefault(a, []).append(x * 1000 / (ai + ci))
+    a, _r = _h3_argbest({k: sum(v) / len(v) for k, v in ratios.items()})
+    return [("mean_loan_amount", sum(amounts) / len(amounts), 3), ("top_area", a, "str")]
+
+
+@q(910246)
+def _():
+    d = load(_LOAN)["Dependents"].replace("3+", "3").astype(float)
+    return [("mean_dependents", d.mean(), 4)]
+
+
+@alt(910246)
+def _():
+    v = [int(s.rstrip("+")) for s in load(_LOAN)["Dependents"] if isinstance(s, str)]
+    return [("mean_dependents", sum(v) / len(v), 4)]
+
+
+# ---------------------------------------------------------------- test_x.csv (own3)
+@q(910247)
+def _():
+    x = load("test_x.csv")
+    t, _s = top(x.groupby("Title")["IsAlone"].mean(), 910247)
+    return [("top_title", t, "int")]
+
+
+@alt(910247)
+def _():
+    x = load("test_x.csv")
+    n: dict = {}
+    a: dict = {}
+    for t, i in zip(x["Title"], x["IsAlone"]):
+        n[t] = n.get(t, 0) + 1
+        a[t] = a.get(t, 0) + i
+    t, _s = _h3_argbest({k: a[k] / n[k] for k in n})
+    return [("top_title", t, "int")]
+
+
+# ---------------------------------------------------------------- titanic.csv (own3)
+@q(910248)
+def _():
+    t = load("titanic.csv")
+    t["HasCabin"] = t["Cabin"].notna().astype(int)
+    rate = t.groupby("HasCabin")["Survived"].mean()
+    chi2 = stats.chi2_contingency(pd.crosstab(t["HasCabin"], t["Survived"]))[0]
+    return [("survival_rate_cabin", rate[1], 3), ("chi2_statistic", chi2, 2)]
+
+
+@alt(910248)
+def _():
+    t = load("titanic.csv")
+    tab = np.zeros((2, 2))
+    for c, s in zip(t["Cabin"], t["Survived"]):
+        tab[int(isinstance(c, str)), s] += 1
+    return [("survival_rate_cabin", tab[1, 1] / tab[1].sum(), 3), ("chi2_statistic", _h_chi2(tab), 2)]
+
+
+# ---------------------------------------------------------------- titanic_test.csv (own3)
+@q(910249)
+def _():
+    t = load("titanic_test.csv")
+    t["Age"] = t["Age"].fillna(t.groupby(["Pclass", "Sex"])["Age"].transform("median"))
+    f = stats.f_oneway(*[g["Age"] for _k, g in t.groupby("Pclass")]).statistic
+    return [("mean_age", t["Age"].mean(), 2), ("f_statistic", f, 2)]
+
+
+@alt(910249)
+def _():
+    t = load("titanic_test.csv")
+    by: dict = {}
+    for c, s, a in zip(t["Pclass"], t["Sex"], t["Age"]):
+        if a == a:
+            by.setdefault((c, s), []).append(a)
+    ages = [a if a == a else _h3_median(by[(c, s)]) for c, s, a in zip(t["Pclass"], t["Sex"], t["Age"])]
+    cls = t["Pclass"].to_numpy()
+    ages = np.array(ages)
+    return [("mean_age", ages.mean(), 2), ("f_statistic", _h3_anova_f([ages[cls == k] for k in (1, 2, 3)]), 2)]
+
+
+# ---------------------------------------------------------------- titanic_train.csv (own3)
+@q(910250)
+def _():
+    t = load("titanic_train.csv").dropna(subset=["Age"])
+    p = stats.mannwhitneyu(t.loc[t["Survived"] == 1, "Age"], t.loc[t["Survived"] == 0, "Age"]).pvalue
+    return [("p_value", p, 4)]
+
+
+@alt(910250)
+def _():
+    t = load("titanic_train.csv")
+    ok = t["Age"].notna().to_numpy()
+    a, s = t["Age"].to_numpy()[ok], t["Survived"].to_numpy()[ok]
+    _u, p = _h_mwu(a[s == 0], a[s == 1])
+    return [("p_value", p, 4)]
+
+
+# ---------------------------------------------------------------- tr_eikon_eod_data.csv (own3)
+@q(910251)
+def _():
+    e = load("tr_eikon_eod_data.csv").dropna(subset=["EUR=", "XAU="])
+    return [("correlation", e["EUR="].corr(e["XAU="]), 4)]
+
+
+@alt(910251)
+def _():
+    e = load("tr_eikon_eod_data.csv")
+    a, b = e["EUR="].to_numpy(), e["XAU="].to_numpy()
+    ok = ~np.isnan(a) & ~np.isnan(b)
+    return [("correlation", _h_pearson(a[ok], b[ok]), 4)]
+
+
+# ---------------------------------------------------------------- traj-Osak.csv (own3)
+@q(910252)
+def _():
+    s = load("traj-Osak.csv")["poiDuration"]
+    lo, hi = iqr_bounds(s)
+    return [("outlier_count", int(((s < lo) | (s > hi)).sum()), "int")]
+
+
+@alt(910252)
+def _():
+    return [("outlier_count", int(_h3_iqr_out(load("traj-Osak.csv")["poiDuration"]).sum()), "int")]
+
+
+# ---------------------------------------------------------------- tree.csv (own3)
+@q(910253)
+def _():
+    t = load("tree.csv")
+    z = t.groupby("SCIENTIFIC_NAME")["HT_M"].transform(lambda s: (s - s.mean()) / s.std(ddof=0))
+    return [("outlier_count", int((z.abs() > 3).sum()), "int")]
+
+
+@alt(910253)
+def _():
+    t = load("tree.csv")
+    n = 0
+    for _sp, g in t.groupby("SCIENTIFIC_NAME"):
+        h = g["HT_M"].to_numpy(float)
+        if len(h) < 2 or _h3_std(h) == 0:
+            continue
+        z0 = np.abs(h - h.mean()) / _h3_std(h, 0)
+        z1 = np.abs(h - h.mean()) / _h3_std(h, 1)
+        assert ((z0 > 3) == (z1 > 3)).all()  # ddof makes no difference here
+        n += int((z0 > 3).sum())
+    return [("outlier_count", n, "int")]
+
+
+# ---------------------------------------------------------------- unemployement_industry.csv (own3)
+@q(910254)
+def _():
+    u = load("unemployement_industry.csv").dropna(subset=["Mar.2019", "Mar.2020"])
+    u = u[u["Mar.2019"] >= 100]
+    pct = (u["Mar.2020"] / u["Mar.2019"] - 1) * 100
+    name, _v = top(pd.Series(pct.to_numpy(), index=u["Industry and class of worker"]), 910254)
+    return [("top_industry", name, "str")]
+
+
+@alt(910254)
+def _():
+    u = load("unemployement_industry.csv")
+    per = {n: 100 * (b - a) / a for n, a, b in zip(u["Industry and class of worker"], u["Mar.2019"], u["Mar.2020"])
+           if a == a and b == b and a >= 100}
+    n, _v = _h3_argbest(per)
+    return [("top_industry", n, "str")]
+
+
+# ---------------------------------------------------------------- veracruz 2016.csv (own3)
+@q(910255)
+def _():
+    v = load("veracruz 2016.csv")
+    h, _m = top(v.groupby(v["Unnamed: 0"] % 24)["Full"].mean(), 910255)
+    return [("peak_hour", h, "int")]
+
+
+@alt(910255)
+def _():
+    v = load("veracruz 2016.csv")
+    f = v["Full"].to_numpy()
+    assert (v["Unnamed: 0"].to_numpy() == np.arange(len(f))).all() and len(f) % 24 == 0
+    means = f.reshape(-1, 24).mean(axis=0)
+    return [("peak_hour", int(np.argmax(means)), "int")]
+
+
+@q(910256)
+def _():
+    r = load("veracruz 2016.csv")["Residential"]
+    return [("skewness", stats.skew(r), 4), ("kurtosis", stats.kurtosis(r), 4)]
+
+
+@alt(910256)
+def _():
+    r = load("veracruz 2016.csv")["Residential"].to_numpy()
+    return [("skewness", _skew_pop(r), 4), ("kurtosis", _kurt_pop(r), 4)]
+
+
+# ---------------------------------------------------------------- weather_data_1864.csv (own3)
+@q(910257)
+def _():
+    w = load("weather_data_1864.csv")
+    w["freezing"] = w["TMAX_F"] < 32
+    st, _share = top(w.groupby("station")["freezing"].mean(), 910257)
+    return [("coldest_station", st, "str")]
+
+
+@alt(910257)
+def _():
+    w = load("weather_data_1864.csv")
+    n: dict = {}
+    f: dict = {}
+    for s, t in zip(w["station"], w["obs_value"]):
+        n[s] = n.get(s, 0) + 1
+        f[s] = f.get(s, 0) + (t < 0)  # TMAX_F < 32 F is the same as obs_value (deg C) < 0
+    assert ((w["TMAX_F"] < 32) == (w["obs_value"] < 0)).all()
+    s, _sh = _h3_argbest({k: f[k] / n[k] for k in n})
+    return [("coldest_station", s, "str")]
+
+
+# ---------------------------------------------------------------- weather_train.csv (own3)
+@q(910258)
+def _():
+    w = load("weather_train.csv")
+    month = pd.to_datetime(w["time"]).dt.month
+    a = w.loc[month == 1, "temperature"].dropna()
+    b = w.loc[month == 2, "temperature"].dropna()
+    return [("ks_statistic", stats.ks_2samp(a, b).statistic, 4)]
+
+
+@alt(910258)
+def _():
+    w = load("weather_train.csv")
+    t = w["temperature"].to_numpy()
+    m = np.array([s[5:7] for s in w["time"]])
+    ok = ~np.isnan(t)
+    return [("ks_statistic", _h3_ks2(t[ok & (m == "01")], t[ok & (m == "02")]), 4)]
+
+
+@q(910259)
+def _():
+    s = load("weather_train.csv")["wind speed"].dropna()
+    lo, hi = iqr_bounds(s)
+    return [("outlier_count", int(((s < lo) | (s > hi)).sum()), "int")]
+
+
+@alt(910259)
+def _():
+    s = load("weather_train.csv")["wind speed"].to_numpy()
+    return [("outlier_count", int(_h3_iqr_out(s[~np.isnan(s)]).sum()), "int")]
+
+
+# ---------------------------------------------------------------- well_2_complete.csv (own3)
+@q(910260)
+def _():
+    w = load("well_2_complete.csv")
+    rho = w["RHO"].fillna(w["RHO_OLD"])
+    return [("mean_rho", rho.mean(), 4), ("correlation", rho.corr(w["NPHI"]), 4)]
+
+
+@alt(910260)
+def _():
+    w = load("well_2_complete.csv")
+    rho = [r if r == r else o for r, o in zip(w["RHO"], w["RHO_OLD"])]
+    return [("mean_rho", sum(rho) / len(rho), 4), ("correlation", _h_pearson(rho, w["NPHI"]), 4)]
 
 
 # ---------------------------------------------------------------- driver
