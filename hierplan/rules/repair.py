@@ -147,7 +147,7 @@ def _file_meant(path: str, names: list[str]) -> str | None:
     same = [n for n in names if _spelling(asked) in (_spelling(n), _spelling(n.rsplit(".", 1)[0]))]
     if len(same) == 1:
         return same[0]
-    return names[0] if len(names) == 1 and not same else None
+    return names[0] if len(names) == 1 else None
 
 
 def _replace_literal(code: str, old: str, new: str) -> tuple[str, str] | None:
